@@ -1,0 +1,89 @@
+"""`generate(seed, difficulty, kind)`: the one entry point that turns a seed into a `Case`.
+
+One `random.Random` is created per case from `(seed, difficulty)` and passed through every
+builder; nothing reads a global RNG, uuid4 or the clock, so the same arguments give the same
+case byte for byte. The first two draws always pick the kind and the variant (even when the
+caller fixes them), so `generate(s, d)` equals `generate(s, d, kind=<the kind it sampled>)`.
+
+Splits are seed ranges. Train and validation seeds never produce hold-out variants (one per
+suspicious typology); test seeds produce every variant, so test scores include schemes a
+policy trained on the train split has never seen.
+"""
+
+from __future__ import annotations
+
+import random
+
+from memex.scenarios.benign import cash_business, fair_trade, payroll_fanout, pep_wealth
+from memex.scenarios.builder import CaseBuilder
+from memex.scenarios.case import Case
+from memex.scenarios.kinds import KindSpec
+from memex.scenarios.model import DIFFICULTIES, Difficulty
+from memex.scenarios.typologies import layering, structuring, trade_based
+
+KINDS: dict[str, KindSpec] = {
+    spec.name: spec for spec in (
+        structuring.KIND, layering.KIND, trade_based.KIND,
+        cash_business.KIND, payroll_fanout.KIND, fair_trade.KIND, pep_wealth.KIND,
+    )
+}
+SUSPICIOUS_KINDS = tuple(name for name, spec in KINDS.items() if spec.suspicious)
+BENIGN_KINDS = tuple(name for name, spec in KINDS.items() if not spec.suspicious)
+KIND_GROUPS = {"benign": BENIGN_KINDS, "suspicious": SUSPICIOUS_KINDS}
+DEFAULT_BENIGN_SHARE = 0.40
+
+SPLITS: dict[str, range] = {
+    "train": range(0, 1_000_000),
+    "validation": range(1_000_000, 1_100_000),
+    "test": range(1_100_000, 1_200_000),
+}
+
+
+class UnknownKindError(ValueError):
+    pass
+
+
+def split_of(seed: int) -> str:
+    for name, seeds in SPLITS.items():
+        if seed in seeds:
+            return name
+    return "test" if seed >= SPLITS["test"].start else "train"
+
+
+def _pick(options: tuple[str, ...], u: float) -> str:
+    return options[min(int(u * len(options)), len(options) - 1)]
+
+
+def resolve_kind(kind: str | None, u: float, benign_share: float) -> str:
+    """Map a requested kind (None, a group name, or a kind name) and a uniform draw to a kind."""
+    if kind is None:
+        benign = u < benign_share
+        pool = BENIGN_KINDS if benign else SUSPICIOUS_KINDS
+        inner = u / benign_share if benign else (u - benign_share) / (1 - benign_share)
+        return _pick(pool, inner)
+    if kind in KIND_GROUPS:
+        return _pick(KIND_GROUPS[kind], u)
+    if kind not in KINDS:
+        raise UnknownKindError(
+            f"unknown kind {kind!r}; choose one of {', '.join(KINDS)}, 'benign' or 'suspicious'")
+    return kind
+
+
+def generate(seed: int, difficulty: Difficulty = "medium", kind: str | None = None, *,
+             variant: str | None = None, benign_share: float = DEFAULT_BENIGN_SHARE) -> Case:
+    """Generate one case. `kind` is a kind name, 'benign', 'suspicious' or None (sampled with
+    `benign_share`); `variant` pins a variant of that kind (hold-outs included)."""
+    if difficulty not in DIFFICULTIES:
+        raise ValueError(f"unknown difficulty {difficulty!r}; choose one of {DIFFICULTIES}")
+    if not 0.0 < benign_share < 1.0:
+        raise ValueError("benign_share must be strictly between 0 and 1")
+    rng = random.Random(f"memex|{seed}|{difficulty}")
+    u_kind, u_variant = rng.random(), rng.random()
+    spec = KINDS[resolve_kind(kind, u_kind, benign_share)]
+    if variant is None:
+        pool = spec.variants if split_of(seed) == "test" else tuple(
+            v for v in spec.variants if v not in spec.holdout_variants)
+        variant = _pick(pool, u_variant)
+    elif variant not in spec.variants:
+        raise ValueError(f"kind {spec.name!r} has variants {spec.variants}, not {variant!r}")
+    return spec.build(CaseBuilder(rng, difficulty), variant)

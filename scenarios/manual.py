@@ -1,0 +1,350 @@
+"""The bank's compliance manual: numbered sections, and the closed list of red-flag codes.
+
+Figures are stated in our own words and cite the regulation or public guidance by number
+(31 USC = United States Code title 31; 31 CFR = Code of Federal Regulations title 31; FFIEC
+BSA/AML Examination Manual; FATF Recommendations and trade-based ML indicators). Several
+sections are irrelevant to any given alert on purpose: an investigator has to choose what to
+load into a three-section kernel.
+
+`RED_FLAG_CODES` is the closed list SAR findings must use; `TYPOLOGIES` the closed list of
+typology labels a SAR may carry.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+CTR_THRESHOLD_USD = 10_000.0
+SAR_THRESHOLD_SUSPECT_USD = 5_000.0
+SAR_THRESHOLD_NO_SUSPECT_USD = 25_000.0
+SAR_FILING_DAYS = 30
+SAR_FILING_DAYS_NO_SUSPECT = 60
+TRAVEL_RULE_THRESHOLD_USD = 3_000.0
+BENEFICIAL_OWNER_PERCENT = 25.0
+OFAC_AGGREGATE_OWNERSHIP_PERCENT = 50.0
+PRICE_DEVIATION_TOLERANCE = 0.25
+
+TYPOLOGIES: tuple[str, ...] = ("structuring", "layering", "trade_based")
+
+
+@dataclass(frozen=True)
+class Section:
+    id: str
+    title: str
+    text: str
+
+
+RED_FLAG_CODES: dict[str, str] = {
+    "CASH_BELOW_CTR_THRESHOLD": "Repeated cash transactions just below the $10,000 CTR threshold.",
+    "MULTI_BRANCH_CASH": "Cash split across several branches or days in a short window.",
+    "MULTIPLE_DEPOSITORS": "Several different people depositing cash into one account.",
+    "CASH_INCONSISTENT_WITH_PROFILE": "Cash volume out of line with declared income, turnover "
+                                      "or expected activity.",
+    "SHELL_COMPANY_INDICATORS": "Recently formed company with a formation-agent address, no "
+                                "staff or operations and a vague business purpose.",
+    "NOMINEE_OWNERSHIP": "Ownership held through nominees or layered companies hiding the "
+                         "natural person in control.",
+    "SHARED_DEVICE_ACROSS_ENTITIES": "The same device or IP address operating accounts of "
+                                     "entities that claim to be unrelated.",
+    "RAPID_PASS_THROUGH": "Funds received and sent on within days, leaving little balance.",
+    "OFFSHORE_ONWARD_TRANSFER": "Onward transfers at other banks into offshore company "
+                                "accounts, seen through a wire trace.",
+    "ROUND_TRIP": "Funds that return, after hops, to the originator or a related party.",
+    "PEP_UNEXPLAINED_WEALTH": "A politically exposed person receiving funds with no "
+                              "documented source of wealth.",
+    "SANCTIONS_MATCH": "A confirmed (not name-only) match against a sanctions list.",
+    "ADVERSE_MEDIA": "Credible negative news about financial crime involving a party.",
+    "OVER_INVOICING": "Invoiced unit price well above the market range.",
+    "UNDER_INVOICING": "Invoiced unit price well below the market range.",
+    "PHANTOM_SHIPMENT": "Payment against an invoice with no bill of lading or customs record.",
+    "MULTIPLE_INVOICING": "One shipment invoiced and paid more than once.",
+    "THIRD_PARTY_PAYMENT": "A trade invoice paid by a party that is not on the trade documents.",
+    "HIGH_RISK_JURISDICTION": "A counterparty in a jurisdiction on a FATF list.",
+}
+
+
+_SECTIONS: tuple[tuple[str, str, str], ...] = (
+    # 1. Reporting obligations
+    ("1.1", "Currency Transaction Reports (CTR)",
+     "A bank files a Currency Transaction Report for each deposit, withdrawal, exchange or other "
+     "payment in currency of more than $10,000 in one business day (31 CFR 1010.311). Multiple "
+     "cash transactions by or on behalf of the same person are aggregated when the bank knows of "
+     "them and they total more than $10,000 in a business day (31 CFR 1010.313). The CTR is due "
+     "within 15 calendar days of the transaction (31 CFR 1010.306). A cash deposit over $10,000 "
+     "with a CTR on file is a reported, not a hidden, transaction."),
+    ("1.2", "Suspicious Activity Report thresholds",
+     "A bank must file a SAR for a transaction conducted by, at or through the bank that involves "
+     "or aggregates at least $5,000 when a suspect can be identified and the bank knows, suspects "
+     "or has reason to suspect the funds derive from illegal activity, the transaction is designed "
+     "to evade Bank Secrecy Act requirements (including structuring), or it has no business or "
+     "apparent lawful purpose (31 CFR 1020.320). Without an identifiable suspect the threshold is "
+     "$25,000. Insider abuse is reportable at any amount."),
+    ("1.3", "SAR filing deadlines and continuing activity",
+     "The SAR is due within 30 calendar days after the initial detection of facts that may "
+     "constitute a basis for filing. If no suspect is identified, filing may be delayed a further "
+     "30 days to identify one, but never beyond 60 days from detection (31 CFR 1020.320(b)(3)). "
+     "For continuing activity, review the account 90 days after a filing and file a continuing "
+     "SAR within 120 days of the previous one if the activity persists."),
+    ("1.4", "SAR confidentiality",
+     "A SAR, and any information that would reveal its existence, is confidential. Staff must not "
+     "tell a subject that a SAR was filed or is being considered (31 USC 5318(g)(2)). Requests "
+     "for SARs from outside law enforcement or supervisors are escalated to the BSA Officer."),
+    ("1.5", "Record retention",
+     "Keep SARs and their supporting documentation for five years from the filing date, and CTRs "
+     "and funds-transfer records for five years (31 CFR 1010.430). Supporting documentation is "
+     "deemed filed with the SAR and must be produced on request of FinCEN or law enforcement."),
+    ("1.6", "Closing an alert without a SAR",
+     "An alert may be closed when the investigation explains the activity: the facts reviewed "
+     "show a lawful purpose consistent with the customer's profile and history, and no red flag "
+     "remains unexplained. The closing rationale must name the facts reviewed and the manual "
+     "guidance applied. An alert is never closed because review was incomplete."),
+    # 2. Structuring
+    ("2.1", "Structuring (31 USC 5324)",
+     "Structuring is breaking up cash transactions to evade the CTR requirement, for example "
+     "several deposits of $9,000 to $9,900 on consecutive days or at different branches. It is a "
+     "federal crime under 31 USC 5324 whether or not the underlying funds are lawful, and a "
+     "structured pattern is reportable on its own. Look for amounts clustered just below "
+     "$10,000, no deposit above the threshold, splitting across days, branches and people, and "
+     "a customer who asks about reporting."),
+    ("2.2", "Structuring red flags and how to evidence them",
+     "Cite CASH_BELOW_CTR_THRESHOLD with the deposit transactions themselves; MULTI_BRANCH_CASH "
+     "with deposits made at different branches or split over days; MULTIPLE_DEPOSITORS when "
+     "different people conduct deposits into one account (smurfing), citing those deposits. "
+     "Aggregate the deposits in the alert window and compare with $10,000 per business day."),
+    ("2.3", "Cash activity inconsistent with the customer profile",
+     "Compare cash volume with the KYC profile: occupation, declared annual income or turnover, "
+     "and the expected monthly cash recorded at onboarding. Cash far above what the stated "
+     "occupation or business explains supports CASH_INCONSISTENT_WITH_PROFILE; cite the customer "
+     "and the deposits. A salaried employee depositing tens of thousands in cash is a classic "
+     "example."),
+    ("2.4", "Monetary instrument purchases",
+     "Cash purchases of bank cheques, drafts, cashier's cheques, money orders or traveller's "
+     "cheques between $3,000 and $10,000 inclusive require identification and a record of the "
+     "purchase (31 CFR 1010.415). Serial purchases just below $3,000 are a structuring "
+     "indicator for instrument purchases."),
+    # 3. Customer due diligence
+    ("3.1", "Customer due diligence (CDD) core elements",
+     "The CDD rule (31 CFR 1010.230 and 1020.210) has four elements: identify and verify the "
+     "customer; identify and verify the beneficial owners of legal-entity customers; understand "
+     "the nature and purpose of the relationship to build a customer risk profile; and conduct "
+     "ongoing monitoring to report suspicious activity and keep customer information current."),
+    ("3.2", "Beneficial ownership: the 25 percent and control prongs",
+     "For each legal-entity customer identify every individual who directly or indirectly owns "
+     "25 percent or more of the equity, plus one individual with significant responsibility to "
+     "control or direct it, such as a CEO or managing member (31 CFR 1010.230(d)). Ownership held "
+     "through other companies is traced to natural persons. A transparent, disclosed ownership "
+     "chain with named owners is a mitigating fact."),
+    ("3.3", "Nominees and layered ownership",
+     "Nominee shareholders or directors, bearer arrangements and chains of companies in several "
+     "jurisdictions can hide the natural person in control. Look through each layer to the "
+     "ultimate beneficial owner. Ownership that resolves only through nominees supports "
+     "NOMINEE_OWNERSHIP; cite the ownership links."),
+    ("3.4", "Shell company indicators",
+     "FinCEN guidance on shell companies (FIN-2006-G014) and FATF typologies list: recent "
+     "incorporation, a registered address at a company-formation agent, no employees or physical "
+     "operations, a vague purpose such as general trading or consultancy, directors who serve "
+     "many companies, incorporation in an offshore centre, and turnover that appears suddenly. "
+     "Several together support SHELL_COMPANY_INDICATORS; cite the company."),
+    ("3.5", "Customer risk rating and enhanced due diligence",
+     "Customers are rated low, medium or high risk from product, geography, occupation or "
+     "business type and expected activity. High-risk customers receive enhanced due diligence: "
+     "source of funds, more frequent review and senior approval. A high rating is a reason to "
+     "look closer, not evidence of suspicious activity."),
+    ("3.6", "Shared devices and IP addresses",
+     "Online-banking sessions record a device fingerprint and IP address. The same device or IP "
+     "operating accounts of customers who present as unrelated suggests common control and "
+     "supports SHARED_DEVICE_ACROSS_ENTITIES; cite the login records. Shared devices within one "
+     "household or one company's staff are expected."),
+    # 4. Sanctions and adverse media
+    ("4.1", "OFAC screening and blocking",
+     "Transactions and parties are screened against OFAC's Specially Designated Nationals list. "
+     "Liability is strict. Property of a blocked person is blocked and reported to OFAC within 10 "
+     "business days; rejected transactions are reported within 10 business days as well "
+     "(31 CFR 501.603 and 501.604)."),
+    ("4.2", "The OFAC 50 Percent Rule",
+     "An entity owned 50 percent or more, directly or indirectly, individually or in aggregate, "
+     "by one or more blocked persons is itself blocked, even if it is not named on the list. "
+     "Ownership is added across blocked owners; control without ownership does not trigger the "
+     "rule by itself."),
+    ("4.3", "Dispositioning a potential watchlist match",
+     "A name hit is not a match. Compare the full name and spelling variants, date of birth, "
+     "nationality or country, and address. A different date of birth or country with a similar "
+     "name is a false positive and is documented as such. Cite SANCTIONS_MATCH only for a "
+     "confirmed match of the same person or entity."),
+    ("4.4", "Adverse media",
+     "Credible reporting that a party is investigated, charged or convicted for fraud, "
+     "corruption, money laundering or sanctions evasion supports ADVERSE_MEDIA when the article "
+     "is about the same person (same name, country and date of birth where given). Unrelated "
+     "namesakes and rumours do not count."),
+    # 5. Politically exposed persons
+    ("5.1", "Who is a politically exposed person",
+     "A senior foreign political figure (31 CFR 1010.605), a current or former senior official "
+     "of a government, party or state-owned enterprise, and their immediate family and close "
+     "associates. FATF Recommendation 12 extends this to domestic PEPs and international "
+     "organisations. PEP status is a risk factor, not an allegation."),
+    ("5.2", "Enhanced due diligence for PEPs",
+     "Enhanced due diligence for a PEP relationship establishes the source of wealth and the "
+     "source of the funds in each "
+     "significant transaction, obtain senior management approval, and monitor the relationship "
+     "more closely. Large transfers are matched to documents: sale deeds, probate records, "
+     "audited accounts, employment contracts."),
+    ("5.3", "PEP transfers with a documented source of wealth",
+     "A large transfer to or from a PEP is consistent with the relationship when a verifiable "
+     "document on file explains it: the amount, date and counterparty of the transfer match the "
+     "document, for example the proceeds of a property sale paid by the buyer's escrow agent. "
+     "With no other red flag the alert is closed with that rationale."),
+    ("5.4", "PEP funds with no documented source",
+     "Funds reaching a PEP, or a company the PEP owns, from offshore companies or intermediaries "
+     "with no declared or documented source, or with a source that does not match the amounts, "
+     "supports PEP_UNEXPLAINED_WEALTH. Cite the PEP's source-of-funds record and the transfers. "
+     "Grand-corruption schemes route state money through look-alike companies before it reaches "
+     "the PEP or associates."),
+    # 6. Trade-based money laundering
+    ("6.1", "Trade-based money laundering overview",
+     "Trade-based money laundering disguises value transfer through trade transactions: "
+     "misrepresenting price, quantity or quality, or inventing shipments (FATF 2006 study; "
+     "FATF-Egmont Trade-based Money Laundering Risk Indicators, 2021). Reconcile payments with "
+     "invoices, customs declarations and bills of lading, and prices with market data."),
+    ("6.2", "Over- and under-invoicing",
+     "Compare the invoiced unit price with the market range for the commodity and date. A price "
+     "more than 25 percent above the market high supports OVER_INVOICING; more than 25 percent "
+     "below the market low supports UNDER_INVOICING. Cite the invoice and the market price. "
+     "Prices inside the band, or within ordinary quality premiums, are not a red flag."),
+    ("6.3", "Phantom shipments",
+     "A payment against an invoice for goods with no bill of lading and no customs declaration "
+     "for that shipment suggests the goods never moved. Supports PHANTOM_SHIPMENT; cite the "
+     "invoice and the payment."),
+    ("6.4", "Multiple invoicing",
+     "Two or more invoices for the same shipment (same bill of lading or shipment reference), "
+     "each paid, supports MULTIPLE_INVOICING. Cite the invoices, the bill of lading and the "
+     "payments."),
+    ("6.5", "Third-party payments",
+     "Payment of a trade invoice by a party that appears on none of the trade documents, "
+     "especially one in an unrelated jurisdiction, supports THIRD_PARTY_PAYMENT. Cite the "
+     "payment and the invoice."),
+    ("6.6", "Trade with high-risk jurisdictions",
+     "Trade with a counterparty in a jurisdiction on a FATF list calls for enhanced due "
+     "diligence and supports HIGH_RISK_JURISDICTION as a risk factor. On its own it is not "
+     "suspicious: when the documents reconcile, prices sit within the market range and the "
+     "importer pays its own supplier directly, the alert is closed with that rationale."),
+    ("6.7", "Reconciling trade documents",
+     "For each shipment match the invoice, customs declaration and bill of lading: commodity, "
+     "quantity, unit, parties, dates, ports and vessel. Then match each payment to one invoice. "
+     "Discrepancies are recorded against the document identifiers."),
+    # 7. Layering and funds transfers
+    ("7.1", "Layering through pass-through accounts",
+     "Layering moves funds through accounts and companies to distance them from their source. "
+     "Funds received and sent on within a few days, often split across several beneficiaries, "
+     "with little balance retained, support RAPID_PASS_THROUGH. Cite the incoming and outgoing "
+     "transfers."),
+    ("7.2", "Onward transfers to offshore centres",
+     "A wire trace through the correspondent bank shows what happened after the funds left. "
+     "Onward hops into accounts of companies in offshore centres support "
+     "OFFSHORE_ONWARD_TRANSFER; cite the trace hops. The bank's own ledger never shows these "
+     "hops."),
+    ("7.3", "Round-tripping",
+     "Funds that leave and, after several hops, return to the originator or to a party related "
+     "to it suggest fabricated turnover or concealment of the source. Supports ROUND_TRIP; cite "
+     "the hops that close the loop."),
+    ("7.4", "Funds-transfer recordkeeping and the Travel Rule",
+     "For funds transfers of $3,000 or more the originator's bank must record and pass on the "
+     "originator's name, address, account and the beneficiary's details "
+     "(31 CFR 1010.410(e) and (f)). Missing originator information on incoming wires is "
+     "followed up with the sending bank."),
+    ("7.5", "Correspondent banking due diligence",
+     "Foreign correspondent accounts require due diligence and, for certain foreign banks, "
+     "enhanced due diligence (31 USC 5318(i)); accounts for foreign shell banks are prohibited "
+     "(31 USC 5318(j)). Nested relationships are identified."),
+    ("7.6", "Wire traces",
+     "A trace request goes to the correspondent network and returns asynchronously with each "
+     "onward or originating hop: bank, beneficiary, amount and value date. Keep working the "
+     "case while a trace is pending and retrieve it once it is due."),
+    # 8. Legitimate high-volume activity
+    ("8.1", "Cash-intensive businesses",
+     "Restaurants, convenience stores, laundromats, car washes and similar businesses deposit "
+     "cash daily. Deposits consistent with the business type, its declared turnover and its own "
+     "history, including deposits above $10,000 for which CTRs were filed, are expected and are "
+     "not by themselves suspicious (FFIEC BSA/AML Examination Manual, cash-intensive "
+     "businesses). Suspicion arises when deposits cluster just below $10,000, exceed turnover, or "
+     "break from the history. With no such sign the alert is closed citing this section."),
+    ("8.2", "Payroll and supplier disbursements",
+     "An established operating company that receives customer payments and pays many employees "
+     "or suppliers shortly afterwards is running payroll, not layering, when the number of "
+     "recipients fits its headcount, the recipients are its staff or long-standing suppliers, "
+     "its owners are disclosed, and the pattern repeats each pay cycle. Close with that "
+     "rationale."),
+    ("8.3", "CTR exemptions",
+     "Banks may exempt certain customers from CTR filing: other banks, government agencies, "
+     "listed companies and, after two months and designation, some non-listed businesses and "
+     "payroll customers (31 CFR 1020.315). Exemptions do not relieve SAR obligations."),
+    # 9. Decisions and SAR content
+    ("9.1", "Decision standard",
+     "File a SAR when, after review, the bank knows, suspects or has reason to suspect that the "
+     "activity involves illicit funds, is designed to evade reporting, or has no apparent lawful "
+     "purpose. Close the alert when the facts explain the activity. Missing a true suspicious "
+     "case is the most serious error; filing on activity the facts explain is also an error."),
+    ("9.2", "SAR narrative",
+     "The narrative answers who, what, when, where, why and how, names every subject with "
+     "identifiers, lists the transactions with dates and amounts, and explains why the activity "
+     "is suspicious. Findings cite red-flag codes with the evidence identifiers that support "
+     "them."),
+    ("9.3", "Red-flag catalogue",
+     "Findings use only these codes: " + ", ".join(RED_FLAG_CODES) + ". Each finding lists the "
+     "identifiers of the records that evidence it. Typology labels: structuring, layering, "
+     "trade_based."),
+    ("9.4", "Identifying subjects",
+     "Subjects are the persons and entities that conducted the activity or benefited from it, "
+     "including the ultimate beneficial owner behind companies. Counterparties with no role in "
+     "the scheme, and unrelated namesakes, are not subjects."),
+    # 10. Other programme areas (rarely relevant to a monitoring alert)
+    ("10.1", "Elder financial exploitation",
+     "Sudden withdrawals by an elderly customer, new authorised signers, or a caregiver taking "
+     "control of accounts may indicate exploitation (FinCEN advisory FIN-2022-A002). Use the "
+     "term ELDER FINANCIAL EXPLOITATION in the SAR narrative."),
+    ("10.2", "Cheque kiting",
+     "Kiting exploits float between accounts at different banks: cheques are written and "
+     "deposited back and forth to inflate balances before they clear. Look for round-number "
+     "cheques between the same accounts and frequent uncollected-funds overdrafts."),
+    ("10.3", "Casinos and card clubs",
+     "Casinos file a CTR-C for cash in or cash out over $10,000 in a gaming day and keep "
+     "multiple-transaction logs. Chip walking and minimal gaming with large cash buy-ins are "
+     "red flags specific to gaming."),
+    ("10.4", "Convertible virtual currency and money services businesses",
+     "Exchangers and administrators of convertible virtual currency are money transmitters and "
+     "must register with FinCEN as MSBs (FIN-2019-G001). Unregistered peer-to-peer exchangers "
+     "using personal accounts are a red flag."),
+    ("10.5", "Marijuana-related businesses",
+     "FinCEN guidance FIN-2014-G001 sets SAR expectations for marijuana-related businesses: "
+     "marijuana limited, priority and termination SARs."),
+    ("10.6", "Human trafficking indicators",
+     "FinCEN advisory FIN-2020-A008 lists financial indicators such as payments for many "
+     "short hotel stays, rent for multiple units paid by one person, and wages funnelled to a "
+     "third party. Use HUMAN TRAFFICKING FIN-2020-A008 in the narrative."),
+    ("10.7", "Cyber events",
+     "Cyber-enabled crime and cyber events that affect transactions, such as account "
+     "takeovers, are reportable; include IP addresses, timestamps and device identifiers."),
+    ("10.8", "BSA/AML training",
+     "All staff receive annual BSA/AML training tailored to their role, covering red flags, "
+     "escalation and confidentiality; the BSA Officer keeps attendance records and tests "
+     "comprehension."),
+    ("10.9", "Information sharing under sections 314(a) and 314(b)",
+     "Respond to FinCEN 314(a) requests within 14 days; 314(b) voluntary sharing with other "
+     "financial institutions requires annual registration with FinCEN."),
+    ("10.10", "Insider abuse",
+     "Suspected abuse by a director, officer or employee is reportable regardless of amount "
+     "(31 CFR 1020.320(a)(2)(i)) and is escalated to the board rather than to the management "
+     "chain."),
+    ("10.11", "Funnel accounts",
+     "Cash deposited in one region and withdrawn quickly in another, often by different people, "
+     "may indicate a funnel account used for trade or drug proceeds (FIN-2014-A005)."),
+    ("10.12", "Account takeover and ACH fraud",
+     "Changed contact details followed by new payees and outgoing ACH to unfamiliar accounts "
+     "suggest account takeover; verify with the customer through a known channel."),
+)
+
+SECTIONS: dict[str, Section] = {sid: Section(sid, title, text) for sid, title, text in _SECTIONS}
+
+
+def section(section_id: str) -> Section:
+    """Look up one section by its number; raises KeyError for an unknown number."""
+    return SECTIONS[section_id]

@@ -1,0 +1,240 @@
+"""The public data model of an AML case: everything a tool is allowed to read.
+
+A case is a small, self-consistent slice of a bank's world. This module holds only what the
+bank (and, through tools, the agent) can legitimately see. The hidden answer to the case lives
+in `scenarios.truth`, and the two meet only in `scenarios.case.Case`, so a function that is
+handed a `PublicCase` cannot reach ground truth by accident.
+
+Conventions: amounts are USD floats rounded to cents; dates are ISO `YYYY-MM-DD`, timestamps
+ISO `YYYY-MM-DDTHH:MM`; countries are ISO 3166-1 alpha-2 codes. Every model is frozen, so a
+generated case cannot be mutated after the fact.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Difficulty = Literal["easy", "medium", "hard"]
+DIFFICULTIES: tuple[Difficulty, ...] = ("easy", "medium", "hard")
+
+Channel = Literal["cash", "wire", "ach", "card", "cheque"]
+RiskRating = Literal["low", "medium", "high"]
+WatchlistName = Literal["sanctions", "pep", "adverse_media"]
+TradeDocKind = Literal["invoice", "customs_declaration", "bill_of_lading"]
+
+
+class Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class PepRole(Frozen):
+    position: str
+    country: str
+    since: str
+    until: str | None = None
+
+
+class Entity(Frozen):
+    """A person or company. KYC fields are filled only for the bank's own customers."""
+
+    id: str
+    kind: Literal["person", "company"]
+    name: str
+    country: str = Field(description="Residence (person) or jurisdiction of incorporation.")
+    address: str
+    customer: bool = Field(description="True when the bank holds a KYC file on this entity.")
+    customer_since: str | None = None
+    risk_rating: RiskRating | None = None
+    # persons
+    date_of_birth: str | None = None
+    occupation: str | None = None
+    employer: str | None = None
+    declared_annual_income_usd: float | None = None
+    pep: PepRole | None = None
+    # companies
+    business_type: str | None = None
+    incorporation_date: str | None = None
+    declared_annual_turnover_usd: float | None = None
+    employees: int | None = None
+    directors: tuple[str, ...] = ()
+    # expected activity recorded at onboarding
+    expected_monthly_cash_usd: float | None = None
+    expected_monthly_wires_usd: float | None = None
+
+
+class Account(Frozen):
+    id: str
+    owner_id: str
+    bank: str
+    country: str
+    kind: Literal["checking", "savings", "business", "private_banking", "escrow", "payroll"]
+    currency: str
+    opened: str
+    ours: bool = Field(description="Held at the reporting bank (its ledger is visible).")
+
+
+class Transaction(Frozen):
+    """One ledger line. Cash deposits have no source account; cash withdrawals no destination."""
+
+    id: str
+    timestamp: str
+    amount: float
+    currency: str
+    amount_usd: float
+    channel: Channel
+    from_account: str | None
+    to_account: str | None
+    conducted_by: str | None = Field(default=None, description="Entity who conducted cash.")
+    branch: str | None = None
+    memo: str = ""
+    reference: str | None = Field(default=None, description="Invoice or contract reference.")
+    ctr_filed: bool = False
+
+
+class OwnershipLink(Frozen):
+    id: str
+    owner_id: str
+    company_id: str
+    percent: float
+    nominee: bool = Field(description="Registered as a nominee holding in the company registry.")
+    since: str
+
+
+class WatchlistEntry(Frozen):
+    id: str
+    list: WatchlistName
+    name: str
+    country: str
+    date_of_birth: str | None = None
+    detail: str = Field(description="Programme, public function or headline.")
+    listed_on: str
+
+
+class DeviceLogin(Frozen):
+    id: str
+    entity_id: str
+    account_id: str
+    device_id: str
+    ip_address: str
+    timestamp: str
+
+
+class TradeDocument(Frozen):
+    id: str
+    kind: TradeDocKind
+    shipment_ref: str
+    date: str
+    exporter_id: str
+    importer_id: str
+    commodity: str
+    quantity: float
+    unit: str
+    unit_price_usd: float | None = None
+    total_usd: float | None = None
+    origin_country: str
+    destination_country: str
+    vessel: str | None = None
+    port_of_loading: str | None = None
+    port_of_discharge: str | None = None
+
+
+class MarketPrice(Frozen):
+    id: str
+    commodity: str
+    unit: str
+    low_usd: float
+    high_usd: float
+    as_of: str
+    source: str
+
+
+class SupportingDocument(Frozen):
+    id: str
+    kind: str
+    description: str
+    amount_usd: float | None
+    date: str
+    counterparty: str | None = None
+
+
+class SourceOfFunds(Frozen):
+    id: str
+    entity_id: str
+    declared_source: str
+    declared_on: str
+    documents: tuple[SupportingDocument, ...] = ()
+
+
+class CorrespondentHop(Frozen):
+    """One movement at another bank, visible only through a wire trace.
+
+    `onward` hops follow a wire after it left the bank: `party_*` is who received the funds.
+    `origin` hops follow an incoming wire back to its source: `party_*` is who sent them.
+    """
+
+    id: str
+    transaction_id: str
+    sequence: int = Field(ge=1)
+    direction: Literal["onward", "origin"]
+    from_bank: str
+    to_bank: str
+    party_name: str
+    party_account: str
+    party_country: str
+    amount_usd: float
+    value_date: str
+
+
+class AlertRule(Frozen):
+    code: str
+    name: str
+    description: str
+
+
+class Alert(Frozen):
+    """What the monitoring system raised. It names a rule, never a typology."""
+
+    id: str
+    rule: AlertRule
+    subject_id: str
+    account_ids: tuple[str, ...]
+    window_start: str
+    window_end: str
+    transaction_ids: tuple[str, ...]
+    figures: dict[str, float]
+    raised_on: str
+
+
+class PublicCase(Frozen):
+    """Everything the bank can see about a case. Tools read this and nothing else."""
+
+    case_id: str
+    difficulty: Difficulty
+    bank: str
+    as_of: str
+    step_budget: int
+    alert: Alert
+    entities: tuple[Entity, ...]
+    accounts: tuple[Account, ...]
+    transactions: tuple[Transaction, ...]
+    ownership: tuple[OwnershipLink, ...]
+    watchlist: tuple[WatchlistEntry, ...]
+    devices: tuple[DeviceLogin, ...]
+    trade_documents: tuple[TradeDocument, ...]
+    market_prices: tuple[MarketPrice, ...]
+    source_of_funds: tuple[SourceOfFunds, ...]
+    correspondent_hops: tuple[CorrespondentHop, ...]
+
+    def all_ids(self) -> list[str]:
+        """Every object ID in the case, in a stable order (for uniqueness checks)."""
+        ids = [self.case_id, self.alert.id]
+        for group in (
+            self.entities, self.accounts, self.transactions, self.ownership, self.watchlist,
+            self.devices, self.trade_documents, self.market_prices, self.source_of_funds,
+            self.correspondent_hops,
+        ):
+            ids.extend(item.id for item in group)
+        ids.extend(doc.id for sof in self.source_of_funds for doc in sof.documents)
+        return ids
