@@ -64,6 +64,7 @@ class CaseBuilder:
         self.hops: list[CorrespondentHop] = []
         self._traced: set[str] = set()
         self._entity_by_id: dict[str, Entity] = {}
+        self._entity_by_name: dict[str, str] = {}
         self._account_by_id: dict[str, Account] = {}
         self._shared: dict[str, Account] = {}
 
@@ -137,6 +138,7 @@ class CaseBuilder:
     def _add_entity(self, entity: Entity) -> Entity:
         self.entities.append(entity)
         self._entity_by_id[entity.id] = entity
+        self._entity_by_name[entity.name] = entity.id
         return entity
 
     def entity(self, entity_id: str) -> Entity:
@@ -218,6 +220,7 @@ class CaseBuilder:
             hop = CorrespondentHop(
                 id=self.uid("HOP"), transaction_id=txn.id, sequence=seq, direction=direction,
                 from_bank=from_bank, to_bank=to_bank, party_name=party,
+                party_id=self._entity_by_name.get(party),
                 party_account=f"{country}{self.ri(10, 99)}"
                               f"{self.rng.getrandbits(40):013d}",
                 party_country=country,
@@ -334,6 +337,9 @@ class CaseBuilder:
 
     def build(self, alert: Alert, truth: GroundTruth) -> Case:
         self._default_traces()
+        # Market data covers every commodity, not just this case's.
+        for commodity in vocab.COMMODITIES:
+            self.price(commodity[0])
         public = PublicCase(
             case_id=self.uid("CASE"), difficulty=self.difficulty, bank=vocab.BANK_NAME,
             as_of=iso(self.as_of), step_budget=self.knobs.step_budget, alert=alert,

@@ -181,6 +181,8 @@ class CorrespondentHop(Frozen):
     from_bank: str
     to_bank: str
     party_name: str
+    party_id: str | None = Field(default=None,
+                                 description="The party's entity record, when the bank has one.")
     party_account: str
     party_country: str
     amount_usd: float

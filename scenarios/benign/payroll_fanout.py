@@ -25,10 +25,13 @@ def build(b: CaseBuilder, variant: str) -> Case:
     owners = [b.person(occupation="company executive",
                        declared_annual_income_usd=float(rng.choice((240_000, 380_000))))
               for _ in range(rng.randint(1, 3))]
+    young = rng.random() < {"easy": 0.0, "medium": 0.2, "hard": 0.4}[b.difficulty]
     company = b.company(business_type=btype, declared_annual_turnover_usd=turnover,
                         employees=staff, directors=tuple(o.id for o in owners[:2]),
-                        incorporation_date=b.past_date(3000, 11000),
-                        customer_since=b.past_date(1800, 5000),
+                        incorporation_date=b.past_date(250, 340) if young
+                        else b.past_date(3000, 11000),
+                        customer_since=b.past_date(200, 240) if young
+                        else b.past_date(1800, 5000),
                         expected_monthly_wires_usd=round(turnover / 12 * 0.8, -3),
                         expected_monthly_cash_usd=0.0)
     shares = {1: [100.0], 2: [55.0, 45.0], 3: [40.0, 35.0, 25.0]}[len(owners)]

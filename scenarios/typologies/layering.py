@@ -84,10 +84,15 @@ def _shell_fanout(b: CaseBuilder, variant: str) -> Case:
     director = b.person(customer=False, country=rng.choice(vocab.OFFSHORE_CENTRES),
                         occupation="corporate services provider")
     shell_country = rng.choice(("US", "US", "VG", "SC", "CY"))
+    # Evasion: an aged shelf company with a virtual-office address and a token employee.
+    aged = rng.random() < {"easy": 0.0, "medium": 0.3, "hard": 0.6}[b.difficulty]
     shell = b.company(country=shell_country, shell=True,
-                      address=vocab.FORMATION_AGENT_ADDRESSES[shell_country],
-                      incorporation_date=b.past_date(60, 250), customer_since=b.past_date(35, 120),
-                      business_type=rng.choice(vocab.SHELL_BUSINESS_TYPES), employees=0,
+                      address=b.street_address(shell_country) if aged
+                      else vocab.FORMATION_AGENT_ADDRESSES[shell_country],
+                      incorporation_date=b.past_date(400, 900) if aged else b.past_date(60, 250),
+                      customer_since=b.past_date(35, 120),
+                      business_type=rng.choice(vocab.SHELL_BUSINESS_TYPES),
+                      employees=rng.randint(1, 2) if aged else 0,
                       directors=(director.id,), risk_rating="medium",
                       expected_monthly_wires_usd=float(rng.choice((25_000, 40_000, 60_000))),
                       expected_monthly_cash_usd=0.0)

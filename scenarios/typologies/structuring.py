@@ -75,6 +75,12 @@ def build(b: CaseBuilder, variant: str) -> Case:
             fillers.append(b.txn(day, round(rng.uniform(3_000, 7_000), -2), "cash", None, acct,
                                  conducted_by=rng.choice(conductors),
                                  branch=rng.choice(branches), memo="CASH DEPOSIT"))
+    if rng.random() < {"easy": 0.0, "medium": 0.15, "hard": 0.35}[b.difficulty]:
+        # Evasion: one deposit over the threshold, reported, to look like ordinary takings.
+        fillers.append(b.txn(b.days_ago(last_day + rng.randint(0, k.spread_days)),
+                             round(rng.uniform(10_500, 12_500), -2), "cash", None, acct,
+                             conducted_by=rng.choice(conductors), branch=rng.choice(branches),
+                             memo="CASH DEPOSIT"))
     deposits = near + fillers
     total = sum(t.amount_usd for t in deposits)
     if rng.random() < 0.6:  # consolidation: the cash leaves by wire soon after

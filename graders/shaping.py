@@ -1,0 +1,44 @@
+"""Per-step shaping. Small, negative-only, and tied to waste, so it cannot be farmed: there is
+no bonus for writing notes or loading sections — their value arrives through the terminal
+evidence and citation components.
+
+| event | reward |
+|---|---|
+| any non-terminal action | -0.005 |
+| invalid action (bad tool, arguments, unknown ID, unanswerable call) | -0.015 extra |
+| redundant call (same tool and arguments as an earlier call) | -0.02 |
+| page fault (a seen ID used after it left RAM and disk) | -0.03 per ID |
+| async timeout (polling a trace before it is ready) | -0.05 |
+
+The terminal step's reward is the terminal score alone (see `graders.terminal`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+ACTION_COST = -0.005
+INVALID_ACTION_PENALTY = -0.015
+REDUNDANT_CALL_PENALTY = -0.02
+PAGE_FAULT_PENALTY = -0.03
+ASYNC_TIMEOUT_PENALTY = -0.05
+
+
+@dataclass
+class StepEvents:
+    invalid: bool = False
+    redundant: bool = False
+    page_faults: int = 0
+    async_timeout: bool = False
+
+    def reward(self) -> tuple[float, dict[str, float]]:
+        parts = {"action_cost": ACTION_COST}
+        if self.invalid:
+            parts["invalid_action"] = INVALID_ACTION_PENALTY
+        if self.redundant:
+            parts["redundant_call"] = REDUNDANT_CALL_PENALTY
+        if self.page_faults:
+            parts["page_fault"] = PAGE_FAULT_PENALTY * self.page_faults
+        if self.async_timeout:
+            parts["async_timeout"] = ASYNC_TIMEOUT_PENALTY
+        return round(sum(parts.values()), 6), parts

@@ -1,0 +1,118 @@
+"""The wire contract: typed Action, Observation and State for the Memex environment.
+
+An action names one of the 18 tools and gives its arguments; the argument schema of every tool
+is published under the action schema's `tools` key (derived from `server/tools.py`, never
+written by hand). An observation carries the tool's result or a typed error, the step's reward
+and its breakdown, OS events, and the `context` view — kernel sections, RAM pages and disk notes
+— that a harness can build its prompt from. Nothing here carries ground truth.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from openenv.core.env_server.types import Action, Observation, State
+from pydantic import BaseModel, ConfigDict, Field
+
+from memex.server.tools import TOOL_NAMES, TOOLS
+
+ErrorCode = Literal[
+    "unknown_tool", "invalid_arguments", "unknown_id", "wrong_id_type", "invalid_argument",
+    "not_found", "not_traceable", "unknown_job", "not_ready", "disk_full", "episode_done",
+    "no_episode",
+]
+
+
+class MemexAction(Action):
+    """Call one tool. `tool` is one of the 18 tool names; `arguments` follow that tool's
+    parameter schema (see the `tools` list in this schema)."""
+
+    model_config = ConfigDict(
+        json_schema_extra={"tools": [
+            {"name": s.name, "category": s.category, "description": s.description,
+             "parameters": s.json_schema()} for s in TOOLS.values()]})
+
+    tool: str = Field(description="Tool name.", json_schema_extra={"enum": list(TOOL_NAMES)})
+    arguments: dict[str, Any] = Field(default_factory=dict, description="Tool arguments.")
+
+
+class ToolError(BaseModel):
+    code: ErrorCode
+    message: str
+
+
+class PageView(BaseModel):
+    page_id: int
+    step: int
+    tool: str
+    arguments: dict[str, Any]
+    content: Any
+    ids: list[str] = Field(description="Case IDs this page revealed (resident while in RAM).")
+
+
+class NoteView(BaseModel):
+    note_id: int
+    step: int
+    text: str
+    ids: list[str]
+
+
+class SectionView(BaseModel):
+    section_id: str
+    title: str
+    text: str
+
+
+class JobView(BaseModel):
+    job_id: str
+    transaction_id: str
+    requested_step: int
+    ready_at_step: int
+    status: Literal["pending", "ready", "retrieved"]
+
+
+class ContextView(BaseModel):
+    """The agent's bounded memory: what a prompt built from `context` alone contains."""
+
+    kernel: list[SectionView] = Field(default_factory=list)
+    ram: list[PageView] = Field(default_factory=list)
+    disk: list[NoteView] = Field(default_factory=list)
+    jobs: list[JobView] = Field(default_factory=list)
+    ram_capacity: int = 2
+    kernel_capacity: int = 3
+
+
+class MemexObservation(Observation):
+    """What the agent sees after each action (and after reset, where `tool` is None and the
+    alert is the first RAM page)."""
+
+    tool: str | None = Field(default=None, description="The tool that ran, if any.")
+    result: Any = Field(default=None, description="The tool's result (also the newest page).")
+    error: ToolError | None = Field(default=None, description="Typed error, if the call failed.")
+    events: list[str] = Field(default_factory=list,
+                              description="OS events: evictions, page faults, interrupts.")
+    context: ContextView = Field(default_factory=ContextView)
+    step: int = Field(default=0, ge=0)
+    step_budget: int = Field(default=0, ge=0)
+    reward_breakdown: dict[str, float] = Field(default_factory=dict)
+
+
+class MemexState(State):
+    """Episode bookkeeping, free of ground truth."""
+
+    case_id: str | None = None
+    difficulty: str | None = None
+    step_budget: int = 0
+    done: bool = False
+    decision: Literal["file_sar", "close_alert", "timeout"] | None = None
+    total_reward: float = 0.0
+    page_faults: int = 0
+    async_timeouts: int = 0
+    redundant_calls: int = 0
+    invalid_actions: int = 0
+    kernel: list[str] = Field(default_factory=list)
+    ram_pages: list[int] = Field(default_factory=list)
+    disk_notes: int = 0
+    jobs_pending: list[str] = Field(default_factory=list)
+    ids_seen: int = 0
+    ids_resident: int = 0

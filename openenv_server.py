@@ -1,0 +1,37 @@
+"""Serve the Memex environment: `python -m memex.openenv_server [--port 7860]`.
+
+The ASGI app is `memex.server.app:app` (also `server.app:app` from the repository root, as
+`openenv.yaml` declares). Flags override the `MEMEX_*` environment variables.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+import uvicorn
+
+from memex.server.app import create_memex_app
+from memex.server.http_episodes import DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_TIMEOUT_S
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description="Serve the Memex OpenEnv environment.")
+    p.add_argument("--host", default=os.environ.get("HOST", "0.0.0.0"))
+    p.add_argument("--port", type=int, default=int(os.environ.get("PORT", "7860")))
+    p.add_argument("--max-sessions", type=int,
+                   default=int(os.environ.get("MEMEX_MAX_SESSIONS", DEFAULT_MAX_SESSIONS)))
+    p.add_argument("--session-timeout", type=float,
+                   default=float(os.environ.get("MEMEX_SESSION_TIMEOUT_S",
+                                                DEFAULT_SESSION_TIMEOUT_S)))
+    p.add_argument("--reveal-truth-after-done", action="store_true",
+                   default=os.environ.get("MEMEX_REVEAL_TRUTH_AFTER_DONE", "0") == "1",
+                   help="serve ground truth of finished HTTP episodes (Glass Box overlay)")
+    p.add_argument("--log-level", default="info")
+    args = p.parse_args(argv)
+    app = create_memex_app(args.max_sessions, args.session_timeout, args.reveal_truth_after_done)
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, ws="websockets")
+
+
+if __name__ == "__main__":
+    main()

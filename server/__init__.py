@@ -1,0 +1,1 @@
+"""The environment: tools, the Environment class, and the app wiring."""

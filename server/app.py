@@ -1,0 +1,132 @@
+"""App wiring for the AML environment: `create_env_app` (OpenEnv + stateful HTTP episodes),
+the built-in baseline agent, the post-episode truth overlay, and the Glass Box.
+
+Routes added on top of the OpenEnv ones:
+- `POST /reset`, `POST /step`, `GET /state?episode_id=`, `DELETE /episodes/{id}`: HTTP episodes.
+- `POST /episodes/{id}/agent-step`: the built-in heuristic investigator takes the next step of
+  that episode (no API key needed); the response carries the action it chose.
+- `GET /episodes/{id}/truth`: ground truth of a *finished* episode, only when the server runs
+  with `--reveal-truth-after-done` / `MEMEX_REVEAL_TRUTH_AFTER_DONE=1` (Glass Box overlay).
+- `GET /info`: settings and live sessions. `GET /`: the Glass Box, when built.
+
+Configuration: `MEMEX_MAX_SESSIONS` (256) bounds WebSocket sessions and, separately, HTTP
+episodes; `MEMEX_SESSION_TIMEOUT_S` (900) closes idle ones.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from fastapi import FastAPI, HTTPException
+from fastapi.responses import FileResponse
+from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, ConfigDict, Field
+
+from memex.models import MemexAction, MemexObservation, MemexState
+from memex.scenarios import DEFAULT_BENIGN_SHARE
+from memex.server.environment import MemexEnvironment
+from memex.server.http_episodes import (
+    DEFAULT_MAX_SESSIONS,
+    DEFAULT_SESSION_TIMEOUT_S,
+    HttpEpisodeResponse,
+    ResetFields,
+    create_env_app,
+    envelope,
+)
+
+FRONTEND_DIST = Path(__file__).resolve().parents[1] / "frontend" / "dist"
+AGENT_POLICIES = ("heuristic", "random")
+
+
+class MemexResetRequest(ResetFields):
+    seed: int | None = Field(default=None, ge=0)
+    difficulty: Literal["easy", "medium", "hard"] = "medium"
+    kind: str | None = None
+    variant: str | None = None
+    case: str | None = None
+    benign_share: float = Field(default=DEFAULT_BENIGN_SHARE, gt=0, lt=1)
+    ram_pages: int = Field(default=2, ge=1, le=16)
+    kernel_capacity: int = Field(default=3, ge=1, le=16)
+
+
+class AgentStepRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    policy: Literal["heuristic", "random"] = "heuristic"
+
+
+class AgentStepResponse(HttpEpisodeResponse):
+    action: dict[str, Any]
+    policy: str
+
+
+def create_memex_app(max_sessions: int | None = None, idle_timeout_s: float | None = None,
+                     reveal_truth_after_done: bool | None = None,
+                     frontend_dir: Path | None = FRONTEND_DIST) -> FastAPI:
+    max_sessions = max_sessions or int(os.environ.get("MEMEX_MAX_SESSIONS",
+                                                      DEFAULT_MAX_SESSIONS))
+    idle_timeout_s = idle_timeout_s or float(os.environ.get("MEMEX_SESSION_TIMEOUT_S",
+                                                            DEFAULT_SESSION_TIMEOUT_S))
+    if reveal_truth_after_done is None:
+        reveal_truth_after_done = os.environ.get("MEMEX_REVEAL_TRUTH_AFTER_DONE", "0") == "1"
+    app = create_env_app(MemexEnvironment, MemexAction, MemexObservation, MemexState,
+                         name="memex", reset_model=MemexResetRequest, max_sessions=max_sessions,
+                         idle_timeout_s=idle_timeout_s,
+                         title="Memex AML investigation environment")
+    episodes = app.state.http_episodes
+
+    @app.post("/episodes/{episode_id}/agent-step", response_model=AgentStepResponse,
+              tags=["Environment Control"],
+              summary="Let the built-in baseline agent take the next step")
+    async def agent_step(episode_id: str, request: AgentStepRequest | None = None
+                         ) -> AgentStepResponse:
+        from memex.baselines import POLICIES
+
+        request = request or AgentStepRequest()
+        ep = episodes.get(episode_id)
+        async with ep.lock:
+            if ep.last is None:
+                raise HTTPException(409, "reset the episode first")
+            agent = ep.extras.get("agent")
+            if agent is None or agent.name != request.policy:
+                agent = POLICIES[request.policy]()
+                agent.reset(ep.first)
+                ep.extras["agent"] = agent
+            action = agent.act(ep.last)
+            ep.last = ep.env.step(action)
+        return AgentStepResponse(**envelope(episode_id, ep.last).model_dump(),
+                                 action=action.model_dump(exclude={"metadata"}),
+                                 policy=request.policy)
+
+    @app.get("/episodes/{episode_id}/truth", tags=["Debug"],
+             summary="Ground truth of a finished episode (only when enabled)")
+    async def truth(episode_id: str) -> dict[str, Any]:
+        if not reveal_truth_after_done:
+            raise HTTPException(403, "ground truth is not served by this server "
+                                     "(start it with --reveal-truth-after-done)")
+        ep = episodes.get(episode_id)
+        truth = ep.env.ground_truth_if_done()
+        if truth is None:
+            raise HTTPException(409, "ground truth is served only after the episode has ended")
+        return truth.model_dump()
+
+    @app.get("/info", tags=["Environment Info"], summary="Server settings and live sessions")
+    async def info() -> dict[str, Any]:
+        return {"env": "memex", "max_sessions": max_sessions, "idle_timeout_s": idle_timeout_s,
+                "http_episodes": len(episodes), "reveal_truth_after_done": reveal_truth_after_done,
+                "agent_policies": list(AGENT_POLICIES),
+                "glass_box": bool(frontend_dir and (frontend_dir / "index.html").exists())}
+
+    if frontend_dir is not None and (frontend_dir / "index.html").exists():
+        if (frontend_dir / "assets").is_dir():
+            app.mount("/assets", StaticFiles(directory=frontend_dir / "assets"), name="assets")
+
+        @app.get("/", include_in_schema=False)
+        async def glass_box() -> FileResponse:
+            return FileResponse(frontend_dir / "index.html")
+
+    return app
+
+
+app = create_memex_app()

@@ -1,0 +1,284 @@
+"""MemexEnvironment: one AML investigation under operating-system constraints.
+
+Observation
+    `MemexObservation`: the last tool's `result` (or a typed `error`), OS `events`, the step's
+    `reward` and `reward_breakdown`, and `context` — the kernel's loaded manual sections, the
+    RAM pages in full, the disk notes and the async job table. A prompt built from `context`
+    alone holds exactly the memory the environment models. After reset the alert is page 1.
+
+Actions
+    `MemexAction(tool, arguments)` for one of 18 tools (`server/tools.py`): 11 investigation
+    tools, 5 OS tools (case file, wire traces, manual search, kernel load) and 2 terminal tools
+    (`file_sar`, `close_alert`).
+
+Reward
+    Each step's reward is that step's only; the episode return is their sum. Non-terminal steps
+    carry small penalties (`graders.shaping`); the step that ends the episode carries the
+    terminal score in [-1, 1] (`graders.terminal`) and nothing else. Its components appear in
+    that final observation's `metadata["terminal"]`, never earlier.
+
+Episode end
+    A terminal tool, or the case's step budget running out (a timeout scores as the worst wrong
+    decision). Steps after the end return a typed `episode_done` error.
+
+Reset arguments
+    `seed`, `difficulty` (easy/medium/hard), `kind` (a kind, "benign", "suspicious" or None),
+    `variant`, `case="1mdb"` for the fixed case, `benign_share`, `ram_pages` (default 2) and
+    `kernel_capacity` (default 3).
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+from openenv.core.env_server.interfaces import Environment
+from openenv.core.env_server.types import EnvironmentMetadata
+from pydantic import ValidationError
+
+from memex.graders.shaping import StepEvents
+from memex.graders.terminal import TerminalScore, score_decision, timeout_score
+from memex.models import (
+    ContextView,
+    JobView,
+    MemexAction,
+    MemexObservation,
+    MemexState,
+    NoteView,
+    PageView,
+    SectionView,
+    ToolError,
+)
+from memex.scenarios import DEFAULT_BENIGN_SHARE, generate
+from memex.scenarios.case import Case
+from memex.scenarios.manual import SECTIONS
+from memex.scenarios.onemdb import CASE_NAME, build_case
+from memex.scenarios.truth import GroundTruth
+from memex.server.case_index import CaseIndex, record_type
+from memex.server.tools import ID_PATTERN, TOOLS, Decision, ToolInputError, Toolkit
+from memex.state_manager import ASYNC_ETA_STEPS, DEFAULT_KERNEL_CAPACITY, DEFAULT_RAM_PAGES, OSState
+
+_SYSTEM_RNG = random.SystemRandom()
+
+
+class _ActionError(Exception):
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code = code
+
+
+def _strings(node: Any):
+    if isinstance(node, str):
+        yield node
+    elif isinstance(node, dict):
+        for v in node.values():
+            yield from _strings(v)
+    elif isinstance(node, (list, tuple)):
+        for v in node:
+            yield from _strings(v)
+
+
+def _validation_message(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors(include_input=False, include_url=False):
+        loc = ".".join(str(x) for x in err["loc"]) or "arguments"
+        parts.append(f"{loc}: {err['msg']}")
+    return "; ".join(parts[:6])
+
+
+class MemexEnvironment(Environment[MemexAction, MemexObservation, MemexState]):
+    SUPPORTS_CONCURRENT_SESSIONS = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._case: Case | None = None
+        self._state = MemexState()
+
+    # ---- lifecycle ------------------------------------------------------------------------
+    def reset(self, seed: int | None = None, episode_id: str | None = None,
+              difficulty: str = "medium", kind: str | None = None, variant: str | None = None,
+              case: str | None = None, benign_share: float = DEFAULT_BENIGN_SHARE,
+              ram_pages: int = DEFAULT_RAM_PAGES,
+              kernel_capacity: int = DEFAULT_KERNEL_CAPACITY, **_: Any) -> MemexObservation:
+        if case is not None and case != CASE_NAME:
+            raise ValueError(f"unknown fixed case {case!r}; the fixed case is {CASE_NAME!r}")
+        if not (1 <= int(ram_pages) <= 16 and 1 <= int(kernel_capacity) <= 16):
+            raise ValueError("ram_pages and kernel_capacity must be between 1 and 16")
+        if seed is None:
+            seed = _SYSTEM_RNG.randrange(1_000_000)
+        self._case = build_case() if case == CASE_NAME else generate(
+            int(seed), difficulty, kind, variant=variant, benign_share=float(benign_share))
+        pub = self._case.public
+        self._ix = CaseIndex(pub)
+        self._os = OSState(self._ix.alert_ids(), int(ram_pages), int(kernel_capacity))
+        self._toolkit = Toolkit(self._ix, self._os, self._eta_for)
+        self._calls: set[str] = set()
+        self._done = False
+        self._terminal: TerminalScore | None = None
+        self._return = 0.0
+        self._state = MemexState(episode_id=episode_id, step_count=0, case_id=pub.case_id,
+                                 difficulty=pub.difficulty, step_budget=pub.step_budget)
+        alert = self._toolkit.review_alert()
+        self._os.add_page("review_alert", {}, alert, self._revealed(alert))
+        return self._observe(tool=None, result=alert, reward=None, events=[], parts={})
+
+    def _eta_for(self, transaction_id: str) -> int:
+        rng = random.Random(f"{self._ix.case.case_id}|{transaction_id}|eta")
+        return rng.randint(*ASYNC_ETA_STEPS)
+
+    @property
+    def state(self) -> MemexState:
+        if self._case is not None:
+            self._state.ram_pages = [p.page_id for p in self._os.ram]
+            self._state.kernel = list(self._os.kernel)
+            self._state.disk_notes = len(self._os.disk)
+            self._state.jobs_pending = [j.job_id for j in self._os.jobs.values()
+                                        if not j.retrieved]
+            self._state.ids_seen = len(self._os.seen)
+            self._state.ids_resident = len(self._os.resident())
+        return self._state
+
+    def get_metadata(self) -> EnvironmentMetadata:
+        return EnvironmentMetadata(
+            name="memex", version="0.1.0",
+            description="AML alert investigation under OS constraints: a two-page RAM, a disk "
+                        "case file, asynchronous wire traces and an editable kernel prompt.")
+
+    # ---- stepping -------------------------------------------------------------------------
+    def step(self, action: MemexAction, timeout_s: float | None = None,
+             **_: Any) -> MemexObservation:
+        if self._case is None:
+            return self._error_only("no_episode", "call reset before step")
+        if self._done:
+            return self._error_only("episode_done", "the episode has ended; call reset")
+        os = self._os
+        os.step += 1
+        self._state.step_count = os.step
+        ev = StepEvents()
+        events: list[str] = []
+        tool, result, error = action.tool, None, None
+        try:
+            spec = TOOLS.get(tool)
+            if spec is None:
+                raise _ActionError("unknown_tool", f"unknown tool {tool!r}; tools: "
+                                                   f"{', '.join(TOOLS)}")
+            try:
+                args = spec.args_model.model_validate(action.arguments)
+            except ValidationError as exc:
+                raise _ActionError("invalid_arguments", _validation_message(exc)) from None
+            kwargs = {name: getattr(args, name) for name in spec.args_model.model_fields}
+            refs = {name: kwargs[name] for name in spec.refs if kwargs[name] is not None}
+            if tool == "write_to_case_file":
+                ids = set(ID_PATTERN.findall(kwargs["note"])) | set(kwargs["evidence_ids"] or ())
+                refs = {f"id {i}": i for i in sorted(ids)}
+            for name, value in refs.items():
+                self._check_ref(value, spec.refs.get(name))
+            _, faults = os.classify(list(refs.values()))
+            if faults:
+                ev.page_faults = len(faults)
+                self._state.page_faults += len(faults)
+                events += [f"page fault: {i} was no longer resident" for i in faults]
+            key = json.dumps([tool, args.model_dump(mode="json")], sort_keys=True)
+            if spec.category != "terminal" and key in self._calls:
+                ev.redundant = True
+                self._state.redundant_calls += 1
+                events.append("redundant call: same tool and arguments as an earlier step")
+            result = getattr(self._toolkit, tool)(**kwargs)
+            self._calls.add(key)
+        except _ActionError as exc:
+            error = ToolError(code=exc.code, message=str(exc))
+        except ToolInputError as exc:
+            error = ToolError(code=exc.code, message=str(exc))
+            if exc.code == "not_ready":
+                ev.async_timeout = True
+                self._state.async_timeouts += 1
+                events.append(f"async timeout: {exc}")
+        if error is not None and not ev.async_timeout:
+            ev.invalid = True
+            self._state.invalid_actions += 1
+
+        if isinstance(result, Decision):
+            score = score_decision(self._case.truth, result, seen=frozenset(os.seen),
+                                   on_disk=os.on_disk(), kernel=tuple(os.kernel),
+                                   steps_used=os.step, step_budget=self._ix.case.step_budget)
+            return self._finish(tool, {"decision": result.action, "score": score.total}, score,
+                                events, result.action)
+        if result is not None:
+            _, evicted = os.add_page(tool, action.arguments, result, self._revealed(result))
+            if evicted is not None:
+                events.append(f"page {evicted.page_id} ({evicted.tool}) evicted from RAM")
+        for job in os.newly_ready():
+            events.append(f"interrupt: {job.job_id} (trace of {job.transaction_id}) is ready")
+        if os.step >= self._ix.case.step_budget:
+            events.append("step budget exhausted: timeout")
+            return self._finish(tool, result, timeout_score(self._case.truth), events,
+                                "timeout", error)
+        reward, parts = ev.reward()
+        self._return += reward
+        self._state.total_reward = round(self._return, 6)
+        return self._observe(tool, result, reward, events, parts, error)
+
+    def _check_ref(self, value: str, record_types: tuple[str, ...] | None) -> None:
+        if value not in self._os.seen:
+            raise _ActionError("unknown_id", f"unknown id {value!r}")
+        if record_types and record_type(value) not in record_types:
+            raise _ActionError("wrong_id_type",
+                               f"{value!r} is a {record_type(value)}, not a {record_types[0]}")
+
+    def _finish(self, tool: str, result: Any, score: TerminalScore, events: list[str],
+                decision: str, error: ToolError | None = None) -> MemexObservation:
+        self._done = True
+        self._terminal = score
+        self._return += score.total
+        self._state.done = True
+        self._state.decision = decision
+        self._state.total_reward = round(self._return, 6)
+        meta = {"terminal": {"outcome": score.outcome, "score": score.total,
+                             "components": score.components, "measures": score.measures,
+                             "range": [-1.0, 1.0]},
+                "episode_return": round(self._return, 6)}
+        return self._observe(tool, result, score.total, events, {"terminal": score.total},
+                             error, done=True, metadata=meta)
+
+    # ---- views ----------------------------------------------------------------------------
+    def _revealed(self, content: Any) -> frozenset[str]:
+        ids = self._ix.ids
+        return frozenset(s for s in _strings(content) if s in ids)
+
+    def _context(self) -> ContextView:
+        os = self._os
+        return ContextView(
+            kernel=[SectionView(section_id=s, title=SECTIONS[s].title, text=SECTIONS[s].text)
+                    for s in os.kernel],
+            ram=[PageView(page_id=p.page_id, step=p.step, tool=p.tool, arguments=p.arguments,
+                          content=p.content, ids=sorted(p.ids)) for p in os.ram],
+            disk=[NoteView(note_id=n.note_id, step=n.step, text=n.text, ids=sorted(n.ids))
+                  for n in os.disk],
+            jobs=[JobView(job_id=j.job_id, transaction_id=j.transaction_id,
+                          requested_step=j.requested_step, ready_at_step=j.ready_at_step,
+                          status=j.status(os.step)) for j in os.jobs.values()],
+            ram_capacity=os.ram_pages, kernel_capacity=os.kernel_capacity)
+
+    def _observe(self, tool: str | None, result: Any, reward: float | None, events: list[str],
+                 parts: dict[str, float], error: ToolError | None = None, done: bool = False,
+                 metadata: dict[str, Any] | None = None) -> MemexObservation:
+        return MemexObservation(
+            tool=tool, result=result, error=error, events=events, context=self._context(),
+            step=self._os.step, step_budget=self._ix.case.step_budget, reward=reward, done=done,
+            reward_breakdown=parts, metadata=metadata or {})
+
+    def _error_only(self, code: str, message: str) -> MemexObservation:
+        return MemexObservation(error=ToolError(code=code, message=message), reward=0.0,
+                                done=True, events=[], step=self._state.step_count,
+                                step_budget=self._state.step_budget)
+
+    # ---- for graders, oracles and the post-episode overlay (never sent to clients) ---------
+    def ground_truth_if_done(self) -> GroundTruth | None:
+        """The case's ground truth, but only once the episode has ended."""
+        return self._case.truth if self._case is not None and self._done else None
+
+    @property
+    def current_case(self) -> Case | None:
+        """In-process access for tests and the oracle baseline; not reachable over the wire."""
+        return self._case
