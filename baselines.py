@@ -31,6 +31,7 @@ from memex.scenarios import vocab
 from memex.scenarios.case import Case
 from memex.scenarios.manual import CTR_THRESHOLD_USD, PRICE_DEVIATION_TOLERANCE, RED_FLAG_CODES
 from memex.server.tools import MANUAL, TOOLS
+from memex.traces import Trace
 
 Script = Generator[MemexAction, MemexObservation, None]
 
@@ -615,7 +616,7 @@ PROBES = ("always_sar", "always_close", "all_codes_sar", "tool_spam", "os_farmin
 @dataclass
 class EpisodeResult:
     policy: str
-    seed: int
+    seed: int | None
     difficulty: str
     kind: str
     suspicious: bool
@@ -626,33 +627,40 @@ class EpisodeResult:
     steps: int
     page_faults: int
     async_timeouts: int
-    trace: list[dict[str, Any]] = field(default_factory=list)
+    trace: Trace | None = None
 
     @property
     def correct(self) -> bool:
         return self.outcome in ("TP", "TN")
 
 
-def run_episode(policy: Policy, seed: int, difficulty: str, kind: str | None = None,
+def run_episode(policy: Policy, seed: int | None, difficulty: str, kind: str | None = None,
                 env=None, record: bool = False, **reset_kwargs: Any) -> EpisodeResult:
-    """Play one in-process episode."""
+    """Play one in-process episode; with `record`, keep a `memex-trace/1` trace (truth in the
+    footer, since the runner generated the case)."""
     from memex.server.environment import MemexEnvironment
 
     env = env or MemexEnvironment()
-    obs = env.reset(seed=seed, difficulty=difficulty, kind=kind, **reset_kwargs)
+    options = {"seed": seed, "difficulty": difficulty, "kind": kind, **reset_kwargs}
+    obs = env.reset(**options)
     case = env.current_case
     policy.reset(obs, case=case if policy.needs_case else None)
-    trace = [{"step": 0, "observation": obs.model_dump(mode="json")}] if record else []
+    trace = Trace.start(policy=policy.name, seed=seed, difficulty=difficulty,
+                        case=reset_kwargs.get("case"), reset=options) if record else None
+    if trace:
+        trace.add(obs)
     total = 0.0
     while not obs.done:
         action = policy.act(obs)
         obs = env.step(action)
         total += obs.reward or 0.0
-        if record:
-            trace.append({"step": obs.step, "action": action.model_dump(mode="json"),
-                          "observation": obs.model_dump(mode="json")})
+        if trace:
+            trace.add(obs, action)
     terminal = obs.metadata["terminal"]
     state = env.state
+    if trace:
+        trace.finish(episode_return=round(total, 6), outcome=terminal["outcome"],
+                     terminal=terminal, truth=case.truth)
     return EpisodeResult(policy.name, seed, difficulty, case.truth.kind, case.truth.suspicious,
                          state.decision, terminal["outcome"], round(total, 6), terminal["score"],
                          obs.step, state.page_faults, state.async_timeouts, trace)
