@@ -332,30 +332,32 @@ class Heuristic(ScriptedPolicy):
 
     It reads the alert rule, gathers the facts that separate each suspicious typology from its
     benign look-alike (profile vs activity, history, ownership, devices, wire traces, trade
-    documents vs market prices, source of funds), writes every piece of evidence to the case
-    file as it finds it, searches the manual and loads the sections it will cite, then files a
-    SAR or closes the alert.
+    documents vs market prices, source of funds), writes evidence to the case file while it is
+    still resident (it never relies on an ID the environment has paged out), searches the
+    manual and loads the sections it will cite, then files a SAR or closes the alert.
     """
 
     name = "heuristic"
 
     def script(self, obs):
-        alert = self.alert
+        a = self.alert
+        self.obs = obs
         self.f = _Findings()
         self.disk: set[str] = set()
-        rule = alert["rule"]["code"]
+        self.alert_ids = {a["alert_id"], a["subject"]["entity_id"], *a["account_ids"],
+                          *(t["id"] for t in a["transactions"])}
         handler = {"TM-CASH-01": self._cash, "TM-FLOW-02": self._fanout,
-                   "TM-TRADE-03": self._trade, "TM-PEP-04": self._pep}[rule]
-        suspicious, typology, queries = yield from handler(obs)
+                   "TM-TRADE-03": self._trade, "TM-PEP-04": self._pep}[a["rule"]["code"]]
+        suspicious, typology, queries = yield from handler()
         cited = []
         for query in queries:
-            obs = yield act("search_compliance_manual", query=query)
-            results = obs.result["results"] if obs.result else []
-            sid = next((r["section_id"] for r in results if r["section_id"] not in cited), None)
+            r = yield from self.call("search_compliance_manual", query=query)
+            sid = next((x["section_id"] for x in (r or {}).get("results", [])
+                        if x["section_id"] not in cited), None)
             if sid:
-                obs = yield act("update_system_prompt", section_id=sid)
+                yield from self.call("update_system_prompt", section_id=sid)
                 cited.append(sid)
-        cited = [s.section_id for s in obs.context.kernel if s.section_id in cited]
+        cited = [s.section_id for s in self.obs.context.kernel if s.section_id in cited]
         if not suspicious:
             yield act("close_alert", cited_sections=cited,
                       reason="Activity is explained by the documented profile and history.")
@@ -366,63 +368,73 @@ class Heuristic(ScriptedPolicy):
                   cited_sections=cited, narrative=f"{typology}: " + ", ".join(self.f.codes))
 
     # -- helpers --
-    def note(self, text: str, ids: list[str]) -> Script:
-        new = [i for i in dict.fromkeys(ids) if i and i not in self.disk]
-        if not new:
-            return None
-        obs = yield act("write_to_case_file", note=text, evidence_ids=new)
-        if obs.error is None:
-            self.disk |= set(new)
-        return obs
+    def call(self, tool: str, **arguments: Any):
+        """Take one action; returns its result (None on error) and keeps `self.obs` current."""
+        self.obs = yield act(tool, **arguments)
+        return self.obs.result if self.obs.error is None else None
+
+    def resident(self) -> set[str]:
+        ctx = self.obs.context
+        return self.alert_ids | {i for p in ctx.ram for i in p.ids} | {
+            i for n in ctx.disk for i in n.ids}
+
+    def keep(self, text: str, ids: list[str]):
+        """Write the still-resident IDs among `ids` to the case file (one step, if any)."""
+        resident = self.resident()
+        new = [i for i in dict.fromkeys(ids) if i and i not in self.disk and i in resident]
+        if new:
+            yield from self.call("write_to_case_file", note=text, evidence_ids=new)
+            if self.obs.error is None:
+                self.disk |= set(new)
 
     def _window_start(self) -> str:
         as_of = date.fromisoformat(self.alert["case"]["as_of"])
         return (as_of - timedelta(days=30)).isoformat()
 
     # -- aggregate cash: structuring vs a cash-intensive business --
-    def _cash(self, obs):
+    def _cash(self):
         a = self.alert
         subject, acct = a["subject"]["entity_id"], a["account_ids"][0]
-        obs = yield act("get_customer_profile", entity_id=subject)
-        profile = obs.result or {}
         deposits = [t for t in a["transactions"] if t["channel"] == "cash"]
         near = [t for t in deposits
                 if CTR_THRESHOLD_USD - 2_000 <= t["amount_usd"] < CTR_THRESHOLD_USD]
         above = [t for t in deposits if t["amount_usd"] > CTR_THRESHOLD_USD]
-        obs = yield act("query_transactions", account_id=acct, channel="cash",
-                        end_date=self._window_start(), min_amount_usd=1_000, limit=100)
-        history = obs.result["lines"] if obs.result else []
-        history_in = [t for t in history if t["direction"] == "in"]
+        depositors = sorted({t.get("conducted_by") for t in deposits} - {None, subject})
+        profile = (yield from self.call("get_customer_profile", entity_id=subject)) or {}
+        insiders = {subject} | {d["entity_id"] for d in profile.get("directors", [])}
+        outsiders = [d for d in depositors if d not in insiders]
+        if outsiders:  # the alert page (where depositors appeared) is about to leave RAM
+            yield from self.keep("People who conducted the cash deposits.", outsiders)
+        history = (yield from self.call("query_transactions", account_id=acct, channel="cash",
+                                        end_date=self._window_start(), min_amount_usd=1_000,
+                                        limit=100)) or {}
+        history_in = [t for t in history.get("lines", []) if t["direction"] == "in"]
         window_total = sum(t["amount_usd"] for t in deposits)
         expected = profile.get("expected_monthly_cash_usd") or 0.0
         cash_business = profile.get("business_type") in CASH_INTENSIVE
         structured = len(near) >= 0.5 * len(deposits) and not above
         out_of_profile = window_total > 3 * max(expected, 1_000.0)
         steady_history = cash_business and len(history_in) >= len(deposits)
-        suspicious = structured or (out_of_profile and not steady_history)
-        if not suspicious:
-            yield from self.note("Cash deposits consistent with business profile and history.",
-                                 [subject])
+        if not (structured or (out_of_profile and not steady_history)):
+            yield from self.keep("Cash consistent with business profile and history.", [subject])
             return False, None, ["cash-intensive business deposits consistent with turnover",
                                  "CTR filed cash over 10,000"]
-        depositors = {t.get("conducted_by") for t in deposits} - {None}
-        insiders = {subject} | {d["entity_id"] for d in profile.get("directors", [])}
-        self.f.subject(subject, *sorted(depositors))
+        self.f.subject(subject, *depositors)
         self.f.add("CASH_BELOW_CTR_THRESHOLD", [t["id"] for t in near])
         self.f.add("CASH_INCONSISTENT_WITH_PROFILE", [subject] + [t["id"] for t in deposits])
         if len({t.get("branch") for t in deposits}) > 1:
             self.f.add("MULTI_BRANCH_CASH", [t["id"] for t in deposits])
-        if depositors - insiders:
+        if outsiders:
             self.f.add("MULTIPLE_DEPOSITORS",
-                       [t["id"] for t in deposits if t.get("conducted_by") not in insiders])
-        yield from self.note("Structured cash deposits below the CTR threshold.",
+                       [t["id"] for t in deposits if t.get("conducted_by") in outsiders])
+        yield from self.keep("Structured cash deposits below the CTR threshold.",
                              [subject] + [t["id"] for t in deposits][:20])
         return True, "structuring", ["structuring cash deposits just below CTR threshold",
                                      "structuring red flags evidence branches deposits",
                                      "cash inconsistent with customer profile income"]
 
     # -- inflow then fan-out: layering through a shell vs an employer's payment run --
-    def _fanout(self, obs):
+    def _fanout(self):
         a = self.alert
         subject, acct = a["subject"]["entity_id"], a["account_ids"][0]
         lines = a["transactions"]
@@ -430,28 +442,29 @@ class Heuristic(ScriptedPolicy):
         outflows = [t for t in lines if t["from_account"] == acct and t["channel"] == "wire"]
         jobs = []
         for t in outflows[:2]:
-            obs = yield act("request_wire_trace", transaction_id=t["id"])
-            if obs.result:
-                jobs.append(obs.result)
-        obs = yield act("get_customer_profile", entity_id=subject)
-        profile = obs.result or {}
-        obs = yield act("query_beneficial_ownership", entity_id=subject)
-        owners = obs.result["owners"] if obs.result else []
-        nominee_links = [o["link_id"] for o in owners if o["nominee"]]
-        obs = yield act("query_transactions", account_id=acct, end_date=self._window_start(),
-                        limit=5)
-        history_lines = obs.result["matches"] if obs.result else 0
-        obs = yield act("check_device_overlap", entity_id=subject)
-        overlap = obs.result or {"shared_with": [], "logins": []}
+            job = yield from self.call("request_wire_trace", transaction_id=t["id"])
+            if job:
+                jobs.append(job)
+        profile = (yield from self.call("get_customer_profile", entity_id=subject)) or {}
+        ownership = (yield from self.call("query_beneficial_ownership", entity_id=subject)) or {}
+        nominee_links = [o["link_id"] for o in ownership.get("owners", []) if o["nominee"]]
+        yield from self.keep("Nominee holdings in the ownership chain.", nominee_links)
+        history = (yield from self.call("query_transactions", account_id=acct,
+                                        end_date=self._window_start(), limit=5)) or {}
+        overlap = (yield from self.call("check_device_overlap", entity_id=subject)) or {}
+        shared = overlap.get("shared_with", [])
+        shared_logins = [x["login_id"] for x in overlap.get("logins", [])] + [
+            i for s in shared for i in s["login_ids"]] if shared else []
+        yield from self.keep("Devices shared with other customers.", shared_logins)
         hops = []
         for job in jobs:
-            while obs.step < job["ready_at_step"]:
-                obs = yield act("search_compliance_manual", query="layering pass-through shell")
-            obs = yield act("retrieve_async_result", job_id=job["job_id"])
-            if obs.result:
-                hops += obs.result["hops"]
-                obs = (yield from self.note("Wire trace hops.",
-                                            [h["hop_id"] for h in obs.result["hops"]])) or obs
+            while self.obs.step < job["ready_at_step"]:
+                yield from self.call("search_compliance_manual",
+                                     query=f"layering pass-through shell {self.obs.step}")
+            result = yield from self.call("retrieve_async_result", job_id=job["job_id"])
+            if result:
+                hops += result["hops"]
+                yield from self.keep("Wire trace hops.", [h["hop_id"] for h in result["hops"]])
         as_of = date.fromisoformat(a["case"]["as_of"])
         inc = profile.get("incorporation_date")
         young = inc is not None and (as_of - date.fromisoformat(inc)).days < 365
@@ -459,9 +472,9 @@ class Heuristic(ScriptedPolicy):
                     and h["party_country"] in vocab.OFFSHORE_CENTRES]
         signals = sum([young, profile.get("employees", 1) == 0,
                        profile.get("address", "").startswith("c/o"), bool(nominee_links),
-                       history_lines < 12, bool(offshore)])
+                       history.get("matches", 0) < 12, bool(offshore)])
         if signals < 3:
-            yield from self.note("Established employer; repeating payment cycle.", [subject])
+            yield from self.keep("Established employer; repeating payment cycle.", [subject])
             return False, None, ["payroll supplier disbursements established company",
                                  "beneficial ownership 25 percent control"]
         self.f.subject(subject)
@@ -469,137 +482,127 @@ class Heuristic(ScriptedPolicy):
         self.f.add("RAPID_PASS_THROUGH", [t["id"] for t in inflows + outflows])
         self.f.add("NOMINEE_OWNERSHIP", nominee_links)
         self.f.add("OFFSHORE_ONWARD_TRANSFER", [h["hop_id"] for h in offshore])
+        self.f.add("SHARED_DEVICE_ACROSS_ENTITIES", shared_logins)
+        self.f.subject(*[s["entity_id"] for s in shared])
         originators = {t["from_party"] for t in inflows}
         returning = [h for h in hops if h["sequence"] > 1 and h["party_name"] in originators]
         if returning:
             self.f.add("ROUND_TRIP", [h["hop_id"] for h in returning])
             self.f.subject(*[t["from_party_id"] for t in inflows])
-        finals = [h for h in hops if h["sequence"] == max(x["sequence"] for x in hops)]
-        for shared in overlap["shared_with"]:
-            self.f.subject(shared["entity_id"])
-            self.f.add("SHARED_DEVICE_ACROSS_ENTITIES",
-                       [x["login_id"] for x in overlap["logins"]] + shared["login_ids"])
-        if not returning:
-            self.f.subject(*[h.get("party_id") for h in finals])
-        yield from self.note("Layering evidence: shell, pass-through, ownership, devices.",
-                             [subject] + [t["id"] for t in inflows + outflows][:12] +
-                             nominee_links + self.f.codes.get("SHARED_DEVICE_ACROSS_ENTITIES",
-                                                              [])[:6] + self.f.subjects)
+        elif hops:
+            last = max(h["sequence"] for h in hops)
+            self.f.subject(*[h.get("party_id") for h in hops if h["sequence"] == last])
+        yield from self.keep("Layering: shell account passing funds straight through.",
+                             [subject] + [t["id"] for t in inflows + outflows][:12])
         third = "round-tripping funds return to originator" if returning else \
             "onward transfers offshore wire trace"
         return True, "layering", ["layering pass-through shell company",
                                   "shell company indicators formation agent", third]
 
     # -- large PEP transfer: documented wealth vs unexplained funds --
-    def _pep(self, obs):
+    def _pep(self):
         a = self.alert
         subject = a["subject"]["entity_id"]
         transfer = a["transactions"][0]
-        obs = yield act("check_source_of_funds", entity_id=subject)
-        declarations = obs.result["declarations"] if obs.result else []
+        sof = (yield from self.call("check_source_of_funds", entity_id=subject)) or {}
+        declarations = sof.get("declarations", [])
         sent = date.fromisoformat(transfer["timestamp"][:10])
-        explained = False
-        for d in declarations:
-            for doc in d["documents"]:
-                amount = doc.get("amount_usd") or 0.0
-                when = date.fromisoformat(doc["date"])
-                if (amount and 0.95 * amount <= transfer["amount_usd"] <= 1.01 * amount
-                        and doc.get("counterparty") == transfer["from_party"]
-                        and timedelta(0) <= sent - when <= timedelta(days=45)):
-                    explained = True
+        explained = any(
+            (doc.get("amount_usd") or 0) and
+            0.95 * doc["amount_usd"] <= transfer["amount_usd"] <= 1.01 * doc["amount_usd"]
+            and doc.get("counterparty") == transfer["from_party"]
+            and timedelta(0) <= sent - date.fromisoformat(doc["date"]) <= timedelta(days=45)
+            for d in declarations for doc in d["documents"])
         if explained:
-            yield from self.note("Transfer matches documented source of wealth.",
+            yield from self.keep("Transfer matches documented source of wealth.",
                                  [subject] + [d["source_id"] for d in declarations])
             return False, None, ["PEP source of wealth documented transfer",
                                  "PEP enhanced due diligence"]
-        obs = yield act("trace_network", entity_id=subject)
-        payers = [c for c in (obs.result or {}).get("counterparties", [])
+        sources = [d["source_id"] for d in declarations]
+        yield from self.keep("Source of funds on file does not explain the transfer.",
+                             sources + [subject, transfer["id"]])
+        network = (yield from self.call("trace_network", entity_id=subject)) or {}
+        payers = [c["entity_id"] for c in network.get("counterparties", [])
                   if c["n_in"] and c["country"] in vocab.OFFSHORE_CENTRES]
-        obs = yield act("query_transactions", account_id=a["account_ids"][0], channel="wire",
-                        start_date=self._window_start(), limit=50)
-        inflows = [t["id"] for t in (obs.result or {}).get("lines", [])
-                   if t["direction"] == "in" and t.get("counterparty_id") in
-                   {p["entity_id"] for p in payers}]
-        obs = yield act("check_watchlist", name=a["subject"]["name"])
-        news = [h["entry_id"] for h in (obs.result or {}).get("hits", [])
+        yield from self.keep("Offshore companies paying the PEP.", payers)
+        wires = (yield from self.call("query_transactions", account_id=a["account_ids"][0],
+                                      channel="wire", start_date=self._window_start(),
+                                      limit=50)) or {}
+        inflows = [t["id"] for t in wires.get("lines", [])
+                   if t["direction"] == "in" and t.get("counterparty_id") in payers]
+        screening = (yield from self.call("check_watchlist", name=a["subject"]["name"])) or {}
+        news = [h["entry_id"] for h in screening.get("hits", [])
                 if h["list"] == "adverse_media" and h["name"] == a["subject"]["name"]]
-        self.f.subject(subject, *[p["entity_id"] for p in payers])
-        self.f.add("PEP_UNEXPLAINED_WEALTH",
-                   [d["source_id"] for d in declarations] + [subject, transfer["id"]] + inflows)
-        self.f.add("SHELL_COMPANY_INDICATORS", [p["entity_id"] for p in payers])
+        self.f.subject(subject, *payers)
+        self.f.add("PEP_UNEXPLAINED_WEALTH", sources + [subject, transfer["id"]] + inflows)
+        self.f.add("SHELL_COMPANY_INDICATORS", payers)
         if news:
             self.f.add("ADVERSE_MEDIA", news)
-        yield from self.note("PEP funds without documented source; offshore payers.",
-                             [subject, transfer["id"]] + [d["source_id"] for d in declarations]
-                             + [p["entity_id"] for p in payers] + inflows + news)
+        yield from self.keep("Incoming wires and adverse media.", inflows + news)
         return True, "layering", ["PEP funds no documented source",
                                   "PEP enhanced due diligence",
                                   "shell company indicators formation agent"]
 
     # -- high-risk trade: mispriced, missing, doubled or third-party-paid trade vs fair trade --
-    def _trade(self, obs):
+    def _trade(self):
         a = self.alert
         subject = a["subject"]["entity_id"]
         invoices = list(dict.fromkeys(t["reference"] for t in a["transactions"]
                                       if t.get("reference")))
-        yield from self.note("Invoices paid in the alert window.", invoices)
+        yield from self.keep("Invoices paid in the alert window.", invoices)
         partner = None
-        commodity_prices: dict[str, dict] = {}
-        variant_sections = []
+        prices: dict[str, dict] = {}
+        sections = []
         for inv in invoices[:4]:
-            obs = yield act("verify_customs_invoice", invoice_id=inv)
-            r = obs.result
+            r = yield from self.call("verify_customs_invoice", invoice_id=inv)
             if not r:
                 continue
             parties = {r["exporter"]["entity_id"], r["importer"]["entity_id"]}
-            partner_brief = r["exporter"] if r["importer"]["entity_id"] == subject else \
-                r["importer"]
-            partner = partner_brief
-            docs = r["documents"]
-            counts = r["document_counts"]
+            partner = r["exporter"] if r["importer"]["entity_id"] == subject else r["importer"]
+            docs, counts, payments = r["documents"], r["document_counts"], r["payments"]
+            outsiders = [p for p in payments
+                         if p["from_party_id"] not in parties or p["to_party_id"] not in parties]
+            flagged = []
+            if counts["bill_of_lading"] == 0 and counts["customs_declaration"] == 0:
+                flagged.append(("PHANTOM_SHIPMENT", [inv] + [p["id"] for p in payments], "6.3"))
+            if counts["invoice"] > 1:
+                flagged.append(("MULTIPLE_INVOICING", [d["document_id"] for d in docs] +
+                                [p["id"] for p in payments], "6.4"))
+            if outsiders:
+                flagged.append(("THIRD_PARTY_PAYMENT", [p["id"] for p in outsiders] + [inv],
+                                "6.5"))
+                self.f.subject(*[p["from_party_id"] for p in outsiders
+                                 if p["from_party_id"] not in parties])
+            keep = [partner["entity_id"]] + [i for _, ids, _ in flagged for i in ids]
+            if keep:  # before the price lookup pushes this page towards eviction
+                yield from self.keep(f"Shipment {r['shipment_ref']} documents.", keep)
             invoice_doc = next(d for d in docs if d["document_id"] == inv)
             commodity = invoice_doc["commodity"]
-            if commodity not in commodity_prices:
-                obs = yield act("check_market_price", commodity=commodity)
-                commodity_prices[commodity] = obs.result or {}
-            price = commodity_prices[commodity]
-            unit = invoice_doc.get("unit_price_usd") or 0.0
-            flagged = []
+            if commodity not in prices:
+                prices[commodity] = (yield from self.call("check_market_price",
+                                                          commodity=commodity)) or {}
+            price, unit = prices[commodity], invoice_doc.get("unit_price_usd") or 0.0
             if price and unit > price["high_usd"] * (1 + PRICE_DEVIATION_TOLERANCE):
                 flagged.append(("OVER_INVOICING", [inv, price["price_id"]], "6.2"))
             if price and unit < price["low_usd"] * (1 - PRICE_DEVIATION_TOLERANCE):
                 flagged.append(("UNDER_INVOICING", [inv, price["price_id"]], "6.2"))
-            if counts["bill_of_lading"] == 0 and counts["customs_declaration"] == 0:
-                pays = [p["id"] for p in r["payments"]]
-                flagged.append(("PHANTOM_SHIPMENT", [inv] + pays, "6.3"))
-            if counts["invoice"] > 1:
-                ids = [d["document_id"] for d in docs] + [p["id"] for p in r["payments"]]
-                flagged.append(("MULTIPLE_INVOICING", ids, "6.4"))
-            outsiders = [p for p in r["payments"]
-                         if p["from_party_id"] not in parties or p["to_party_id"] not in parties]
-            if outsiders:
-                ids = [p["id"] for p in outsiders] + [inv]
-                flagged.append(("THIRD_PARTY_PAYMENT", ids, "6.5"))
-                self.f.subject(*[p["from_party_id"] for p in outsiders
-                                 if p["from_party_id"] not in parties])
             for code, ids, section in flagged:
                 self.f.add(code, ids)
-                variant_sections.append(section)
-                yield from self.note(f"{code} on {inv}.", ids)
-        suspicious = bool(self.f.codes)
-        if not suspicious:
+                sections.append(section)
+            if price:
+                yield from self.keep("Market price band.", [price["price_id"]] if any(
+                    c in ("OVER_INVOICING", "UNDER_INVOICING") for c, _, _ in flagged) else [])
+        if not self.f.codes:
             return False, None, ["trade high-risk jurisdiction documents reconcile",
                                  "over-invoicing unit price market range",
                                  "reconcile invoice customs bill of lading"]
         self.f.subject(subject, partner["entity_id"] if partner else None)
         if partner and partner["country"] in vocab.HIGH_RISK_JURISDICTIONS:
             self.f.add("HIGH_RISK_JURISDICTION", [partner["entity_id"]])
-            yield from self.note("Counterparty in a FATF-listed jurisdiction.",
-                                 [partner["entity_id"]])
         query = {"6.2": "over-invoicing unit price market range",
                  "6.3": "phantom shipment no bill of lading",
                  "6.4": "multiple invoicing same shipment",
-                 "6.5": "third-party payment trade invoice"}[variant_sections[0]]
+                 "6.5": "third-party payment trade invoice"}[sections[0]]
         return True, "trade_based", [query, "reconcile invoice customs bill of lading",
                                      "trade high-risk jurisdiction documents reconcile"]
 

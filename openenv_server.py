@@ -27,10 +27,15 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--reveal-truth-after-done", action="store_true",
                    default=os.environ.get("MEMEX_REVEAL_TRUTH_AFTER_DONE", "0") == "1",
                    help="serve ground truth of finished HTTP episodes (Glass Box overlay)")
+    p.add_argument("--ws-compression", action=argparse.BooleanOptionalAction,
+                   default=os.environ.get("MEMEX_WS_COMPRESSION", "0") == "1",
+                   help="permessage-deflate on /ws (off by default: it costs more CPU per step "
+                        "than it saves on a fast link; turn it on for slow remote clients)")
     p.add_argument("--log-level", default="info")
     args = p.parse_args(argv)
     app = create_memex_app(args.max_sessions, args.session_timeout, args.reveal_truth_after_done)
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, ws="websockets")
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, ws="websockets",
+                ws_per_message_deflate=args.ws_compression)
 
 
 if __name__ == "__main__":

@@ -7,10 +7,11 @@ evidence and citation components.
 | any non-terminal action | -0.005 |
 | invalid action (bad tool, arguments, unknown ID, unanswerable call) | -0.015 extra |
 | redundant call (same tool and arguments as an earlier call) | -0.02 |
-| page fault (a seen ID used after it left RAM and disk) | -0.03 per ID |
+| page fault (a seen ID used after it left RAM and disk) | -0.03 per ID, at most 5 per step |
 | async timeout (polling a trace before it is ready) | -0.05 |
 
-The terminal step's reward is the terminal score alone (see `graders.terminal`).
+So a non-terminal step's reward lies in [-0.24, -0.005]. The terminal step's reward is the
+terminal score alone, in [-1, 1] (see `graders.terminal`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ ACTION_COST = -0.005
 INVALID_ACTION_PENALTY = -0.015
 REDUNDANT_CALL_PENALTY = -0.02
 PAGE_FAULT_PENALTY = -0.03
+MAX_PAGE_FAULTS_CHARGED = 5
 ASYNC_TIMEOUT_PENALTY = -0.05
 
 
@@ -38,7 +40,8 @@ class StepEvents:
         if self.redundant:
             parts["redundant_call"] = REDUNDANT_CALL_PENALTY
         if self.page_faults:
-            parts["page_fault"] = PAGE_FAULT_PENALTY * self.page_faults
+            parts["page_fault"] = PAGE_FAULT_PENALTY * min(self.page_faults,
+                                                          MAX_PAGE_FAULTS_CHARGED)
         if self.async_timeout:
             parts["async_timeout"] = ASYNC_TIMEOUT_PENALTY
         return round(sum(parts.values()), 6), parts

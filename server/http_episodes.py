@@ -12,6 +12,7 @@ frees it. Unknown or expired ids get a 404 that says so. Used by the AML environ
 from __future__ import annotations
 
 import asyncio
+import json
 import secrets
 import time
 from collections.abc import Callable
@@ -101,6 +102,35 @@ class HttpEpisodes:
         return len(self._episodes)
 
 
+class WebSocketMessageGuard:
+    """ASGI middleware: a `/ws` text frame that is valid JSON but not an object (e.g. `0` or
+    `[]`) makes OpenEnv's session loop raise outside its error handling and drop the session.
+    Such frames are rewritten into a message of unknown type, which the framework answers with
+    a typed `UNKNOWN_TYPE` error while the session lives on."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "websocket":
+            return await self.app(scope, receive, send)
+
+        async def guarded_receive():
+            message = await receive()
+            text = message.get("text") if message.get("type") == "websocket.receive" else None
+            if text is not None:
+                try:
+                    parsed = json.loads(text)
+                except ValueError:
+                    parsed = {}  # not JSON at all: the framework already answers INVALID_JSON
+                if not isinstance(parsed, dict):
+                    message = {**message, "text": json.dumps(
+                        {"type": f"non-object JSON message ({type(parsed).__name__})"})}
+            return message
+
+        return await self.app(scope, guarded_receive, send)
+
+
 def envelope(episode_id: str, obs: Observation) -> HttpEpisodeResponse:
     return HttpEpisodeResponse(episode_id=episode_id, **serialize_observation(obs))
 
@@ -180,6 +210,7 @@ def create_env_app(env_cls: type[Environment], action_cls: type[Action],
         app.state.reaper = asyncio.create_task(_reaper())
 
     app.router.on_startup.append(_start_reaper)
+    app.add_middleware(WebSocketMessageGuard)
     return app
 
 

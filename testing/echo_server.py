@@ -1,0 +1,67 @@
+"""A trivial OpenEnv echo environment served exactly like Memex (same `create_env_app`, same
+session limit), used as the same-run baseline in `benchmarks/bench_env.py`. Not a test double
+of Memex: it is the reference point for what the framework itself costs.
+
+    python -m memex.testing.echo_server --port 8020
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import uvicorn
+from openenv.core.env_server.interfaces import Environment
+from openenv.core.env_server.types import Action, Observation, State
+
+from memex.server.http_episodes import ResetFields, create_env_app
+
+
+class EchoAction(Action):
+    message: str = ""
+
+
+class EchoObservation(Observation):
+    echoed: str = ""
+
+
+class EchoEnvironment(Environment[EchoAction, EchoObservation, State]):
+    SUPPORTS_CONCURRENT_SESSIONS = True
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._state = State()
+
+    def reset(self, seed: int | None = None, episode_id: str | None = None,
+              **_: Any) -> EchoObservation:
+        self._state = State(episode_id=episode_id)
+        return EchoObservation(echoed="")
+
+    def step(self, action: EchoAction, **_: Any) -> EchoObservation:
+        self._state.step_count += 1
+        return EchoObservation(echoed=action.message, reward=0.0)
+
+    @property
+    def state(self) -> State:
+        return self._state
+
+
+class EchoReset(ResetFields):
+    seed: int | None = None
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8020)
+    p.add_argument("--max-sessions", type=int, default=256)
+    args = p.parse_args(argv)
+    app = create_env_app(EchoEnvironment, EchoAction, EchoObservation, State, name="echo",
+                         reset_model=EchoReset, max_sessions=args.max_sessions,
+                         idle_timeout_s=900.0, title="echo")
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", ws="websockets",
+                ws_per_message_deflate=False)
+
+
+if __name__ == "__main__":
+    main()
