@@ -25,7 +25,8 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
 
 from memex.models import MemexAction, MemexObservation, MemexState
-from memex.scenarios import DEFAULT_BENIGN_SHARE
+from memex.scenarios import BENIGN_KINDS, DEFAULT_BENIGN_SHARE, DIFFICULTIES, SUSPICIOUS_KINDS
+from memex.scenarios.onemdb import CASE_NAME
 from memex.server.environment import MemexEnvironment
 from memex.server.http_episodes import (
     DEFAULT_MAX_SESSIONS,
@@ -116,6 +117,8 @@ def create_memex_app(max_sessions: int | None = None, idle_timeout_s: float | No
         return {"env": "memex", "max_sessions": max_sessions, "idle_timeout_s": idle_timeout_s,
                 "http_episodes": len(episodes), "reveal_truth_after_done": reveal_truth_after_done,
                 "agent_policies": list(AGENT_POLICIES),
+                "kinds": {"suspicious": list(SUSPICIOUS_KINDS), "benign": list(BENIGN_KINDS)},
+                "difficulties": list(DIFFICULTIES), "fixed_cases": [CASE_NAME],
                 "glass_box": bool(frontend_dir and (frontend_dir / "index.html").exists())}
 
     if frontend_dir is not None and (frontend_dir / "index.html").exists():

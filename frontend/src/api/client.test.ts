@@ -1,0 +1,44 @@
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { ApiError, MemexApi, describeDetail } from "./client";
+
+afterEach(() => vi.unstubAllGlobals());
+
+function respond(status: number, body: unknown) {
+  const fetchMock = vi.fn(async () => new Response(typeof body === "string" ? body : JSON.stringify(body), { status }));
+  vi.stubGlobal("fetch", fetchMock);
+  return fetchMock;
+}
+
+describe("server client", () => {
+  it("test_fastapi_details_are_rendered_as_one_line", () => {
+    expect(describeDetail({ detail: "unknown or expired episode_id 'x'" })).toBe("unknown or expired episode_id 'x'");
+    expect(describeDetail({ detail: [{ loc: ["difficulty"], msg: "Input should be 'easy'" }, { loc: [], msg: "bad" }] }))
+      .toBe("difficulty: Input should be 'easy'; bad");
+    expect(describeDetail("nope")).toBeNull();
+  });
+
+  it("test_http_errors_carry_status_path_and_the_servers_message", async () => {
+    respond(404, { detail: "unknown or expired episode_id 'zz'; start one with POST /reset" });
+    const err = await new MemexApi().step("zz", { tool: "review_alert", arguments: {} }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ApiError);
+    expect(err).toMatchObject({ status: 404, path: "/step", message: expect.stringContaining("unknown or expired") });
+  });
+
+  it("test_requests_use_the_session_protocol", async () => {
+    const fetchMock = respond(200, { episode_id: "e1", observation: {}, reward: null, done: false, metadata: null });
+    await new MemexApi("http://x").step("e1", { tool: "review_alert", arguments: {} });
+    expect(fetchMock).toHaveBeenCalledWith("http://x/step", expect.objectContaining({
+      method: "POST", body: JSON.stringify({ episode_id: "e1", action: { tool: "review_alert", arguments: {} } }) }));
+    await new MemexApi().agentStep("e/1", "heuristic");
+    expect(fetchMock).toHaveBeenLastCalledWith("/episodes/e%2F1/agent-step", expect.objectContaining({ body: '{"policy":"heuristic"}' }));
+  });
+
+  it("test_unreachable_server_and_non_json_errors_are_reported", async () => {
+    vi.stubGlobal("fetch", vi.fn(async () => { throw new TypeError("Failed to fetch"); }));
+    await expect(new MemexApi().health()).rejects.toMatchObject({ status: 0, message: expect.stringContaining("cannot reach") });
+    respond(502, "Bad Gateway");
+    await expect(new MemexApi().info()).rejects.toMatchObject({ status: 502, message: "Bad Gateway" });
+    respond(200, { action: {} });
+    await expect(new MemexApi().tools()).rejects.toThrow(/lists no tools/);
+  });
+});

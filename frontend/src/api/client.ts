@@ -1,0 +1,95 @@
+/**
+ * The Glass Box's client of the environment server: the same HTTP episode protocol every client
+ * uses (`POST /reset`, `POST /step`), plus the built-in agent's step and the post-episode truth.
+ * Every non-2xx answer becomes an `ApiError` carrying the server's own message.
+ */
+import type { Action, Envelope, GroundTruth, ResetOptions, ServerInfo, ToolDeclaration } from "../model/types";
+
+export class ApiError extends Error {
+  override name = "ApiError";
+  constructor(
+    readonly status: number,
+    readonly path: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** FastAPI's `detail` is a string or a list of `{loc, msg}`; render either as one line. */
+export function describeDetail(body: unknown): string | null {
+  if (typeof body !== "object" || body === null) return null;
+  const detail = (body as { detail?: unknown }).detail;
+  if (typeof detail === "string") return detail;
+  if (Array.isArray(detail)) {
+    return detail
+      .map((d) => {
+        if (typeof d !== "object" || d === null) return String(d);
+        const { loc, msg } = d as { loc?: unknown; msg?: unknown };
+        const where = Array.isArray(loc) ? loc.join(".") : "";
+        return where ? `${where}: ${String(msg)}` : String(msg);
+      })
+      .join("; ");
+  }
+  return detail === undefined ? null : JSON.stringify(detail);
+}
+
+export class MemexApi {
+  constructor(private readonly baseUrl = "") {}
+
+  private async request<T>(method: "GET" | "POST", path: string, body?: unknown): Promise<T> {
+    let response: Response;
+    try {
+      response = await fetch(this.baseUrl + path, {
+        method,
+        headers: body === undefined ? {} : { "content-type": "application/json" },
+        body: body === undefined ? null : JSON.stringify(body),
+      });
+    } catch (err) {
+      throw new ApiError(0, path, `cannot reach the server (${(err as Error).message})`);
+    }
+    const text = await response.text();
+    let parsed: unknown = null;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      if (response.ok) throw new ApiError(response.status, path, `invalid JSON from ${path}`);
+    }
+    if (!response.ok) {
+      const message = describeDetail(parsed) ?? (text.slice(0, 300) || response.statusText);
+      throw new ApiError(response.status, path, message);
+    }
+    return parsed as T;
+  }
+
+  health(): Promise<{ status: string }> {
+    return this.request("GET", "/health");
+  }
+
+  info(): Promise<ServerInfo> {
+    return this.request("GET", "/info");
+  }
+
+  async tools(): Promise<ToolDeclaration[]> {
+    const schema = await this.request<{ action?: { tools?: ToolDeclaration[] } }>("GET", "/schema");
+    const tools = schema.action?.tools;
+    if (!Array.isArray(tools)) throw new ApiError(200, "/schema", "the schema lists no tools (action.tools)");
+    return tools;
+  }
+
+  reset(options: ResetOptions): Promise<Envelope> {
+    return this.request("POST", "/reset", options);
+  }
+
+  step(episodeId: string, action: Action): Promise<Envelope> {
+    return this.request("POST", "/step", { episode_id: episodeId, action });
+  }
+
+  agentStep(episodeId: string, policy: string): Promise<Envelope> {
+    return this.request("POST", `/episodes/${encodeURIComponent(episodeId)}/agent-step`, { policy });
+  }
+
+  truth(episodeId: string): Promise<GroundTruth> {
+    return this.request("GET", `/episodes/${encodeURIComponent(episodeId)}/truth`);
+  }
+}

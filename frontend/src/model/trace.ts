@@ -1,0 +1,105 @@
+/**
+ * Reading `memex-trace/1` files (see traces.py): a header line, one step line per observation
+ * (starting with the reset observation), and an optional footer with the terminal score and,
+ * when the writer had it, the case's ground truth.
+ */
+import { PayloadError, normaliseAction, normaliseObservation } from "./frames";
+import type { Frame, GroundTruth, TerminalScore } from "./types";
+
+export const TRACE_FORMAT = "memex-trace/1";
+
+export interface TraceHeader {
+  format: string;
+  env: string;
+  policy: string;
+  seed: number | null;
+  difficulty: string | null;
+  case: string | null;
+  reset: Record<string, unknown>;
+}
+
+export interface TraceFooter {
+  episode_return: number;
+  outcome: string;
+  terminal: TerminalScore | null;
+  truth: GroundTruth | null;
+}
+
+export interface Trace {
+  header: TraceHeader;
+  frames: Frame[];
+  footer: TraceFooter | null;
+}
+
+export class TraceError extends Error {
+  override name = "TraceError";
+}
+
+function parseLine(line: string, lineNo: number): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(line);
+  } catch (err) {
+    throw new TraceError(`line ${lineNo}: not valid JSON (${(err as Error).message})`);
+  }
+  if (typeof value !== "object" || value === null || Array.isArray(value)) {
+    throw new TraceError(`line ${lineNo}: expected a JSON object`);
+  }
+  return value as Record<string, unknown>;
+}
+
+/** Parse the text of a trace file; throws `TraceError` naming the offending line. */
+export function parseTrace(text: string): Trace {
+  const lines = text
+    .split(/\r?\n/)
+    .map((line, i) => ({ line: line.trim(), no: i + 1 }))
+    .filter((x) => x.line !== "");
+  const first = lines[0];
+  if (first === undefined) throw new TraceError("the file is empty");
+  const head = parseLine(first.line, first.no);
+  if (head.type !== "header" || head.format !== TRACE_FORMAT) {
+    throw new TraceError(`not a ${TRACE_FORMAT} trace: the first line must be its header`);
+  }
+  const header: TraceHeader = {
+    format: TRACE_FORMAT,
+    env: String(head.env ?? "memex"),
+    policy: String(head.policy ?? "unknown"),
+    seed: typeof head.seed === "number" ? head.seed : null,
+    difficulty: typeof head.difficulty === "string" ? head.difficulty : null,
+    case: typeof head.case === "string" ? head.case : null,
+    reset: (typeof head.reset === "object" && head.reset !== null ? head.reset : {}) as Record<
+      string,
+      unknown
+    >,
+  };
+  const frames: Frame[] = [];
+  let footer: TraceFooter | null = null;
+  for (const { line, no } of lines.slice(1)) {
+    const entry = parseLine(line, no);
+    if (footer !== null) throw new TraceError(`line ${no}: content after the footer`);
+    if (entry.type === "step") {
+      try {
+        const action = normaliseAction(entry.action, `line ${no}`);
+        const observation = normaliseObservation(entry.observation, `line ${no}: observation`);
+        frames.push({ index: frames.length, action, actor: action ? "trace" : "reset", observation });
+      } catch (err) {
+        if (err instanceof PayloadError) throw new TraceError(err.message);
+        throw err;
+      }
+    } else if (entry.type === "footer") {
+      footer = {
+        episode_return: Number(entry.episode_return ?? 0),
+        outcome: String(entry.outcome ?? ""),
+        terminal: (entry.terminal ?? null) as TerminalScore | null,
+        truth: (entry.truth ?? null) as GroundTruth | null,
+      };
+    } else {
+      throw new TraceError(`line ${no}: unknown line type ${JSON.stringify(entry.type)}`);
+    }
+  }
+  if (frames.length === 0) throw new TraceError("the trace has no steps");
+  if (frames[0]?.action !== null) {
+    throw new TraceError("the first step must be the reset observation (no action)");
+  }
+  return { header, frames, footer };
+}

@@ -1,0 +1,172 @@
+/**
+ * The wire contract as the Glass Box reads it: the Memex observation (models.MemexObservation),
+ * the HTTP episode envelope (server/http_episodes.py), the action schema (GET /schema) and the
+ * `memex-trace/1` JSONL format (traces.py). Nothing here is filled in by the UI itself.
+ */
+
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+export type JsonObject = { [key: string]: JsonValue };
+
+export interface ToolError {
+  code: string;
+  message: string;
+}
+
+export interface PageView {
+  page_id: number;
+  step: number;
+  tool: string;
+  arguments: JsonObject;
+  content: JsonValue;
+  ids: string[];
+}
+
+export interface NoteView {
+  note_id: number;
+  step: number;
+  text: string;
+  ids: string[];
+}
+
+export interface SectionView {
+  section_id: string;
+  title: string;
+  text: string;
+}
+
+export type JobStatus = "pending" | "ready" | "retrieved";
+
+export interface JobView {
+  job_id: string;
+  transaction_id: string;
+  requested_step: number;
+  ready_at_step: number;
+  status: JobStatus;
+}
+
+export interface ContextView {
+  kernel: SectionView[];
+  ram: PageView[];
+  disk: NoteView[];
+  jobs: JobView[];
+  ram_capacity: number;
+  kernel_capacity: number;
+}
+
+/** `metadata.terminal` of the final observation. */
+export interface TerminalScore {
+  outcome: string;
+  score: number;
+  components: Record<string, number>;
+  measures: Record<string, number>;
+  range: [number, number];
+}
+
+export interface ObservationMetadata {
+  terminal?: TerminalScore;
+  episode_return?: number;
+  [key: string]: unknown;
+}
+
+/** One observation with its reward and done flag folded in (as a trace stores it). */
+export interface Observation {
+  tool: string | null;
+  result: JsonValue;
+  error: ToolError | null;
+  events: string[];
+  context: ContextView;
+  step: number;
+  step_budget: number;
+  reward_breakdown: Record<string, number>;
+  reward: number | null;
+  done: boolean;
+  metadata: ObservationMetadata;
+}
+
+export interface Action {
+  tool: string;
+  arguments: JsonObject;
+}
+
+/** Who chose the action of a frame. */
+export type Actor = "reset" | "heuristic" | "random" | "manual" | "trace";
+
+/** One point of an episode's timeline: the action taken (null for the reset) and what came back. */
+export interface Frame {
+  index: number;
+  action: Action | null;
+  actor: Actor;
+  observation: Observation;
+}
+
+/** `POST /reset`, `POST /step` and `POST /episodes/{id}/agent-step` responses. */
+export interface Envelope {
+  episode_id: string;
+  observation: Omit<Observation, "reward" | "done">;
+  reward: number | null;
+  done: boolean;
+  metadata: ObservationMetadata | null;
+  action?: Action;
+  policy?: string;
+}
+
+export interface RedFlag {
+  code: string;
+  evidence_ids: string[];
+}
+
+/** Ground truth of a finished case (GET /episodes/{id}/truth or a trace footer). */
+export interface GroundTruth {
+  kind: string;
+  variant: string | null;
+  suspicious: boolean;
+  decision: string;
+  typology: string | null;
+  subject_ids: string[];
+  red_flags: RedFlag[];
+  justifying_sections: string[];
+  ubo_id: string | null;
+}
+
+export interface ToolDeclaration {
+  name: string;
+  category: string;
+  description: string;
+  parameters: JsonSchema;
+}
+
+/** The subset of JSON Schema the tool declarations use (server/tools.py ToolSpec.json_schema). */
+export interface JsonSchema {
+  type?: string;
+  description?: string;
+  enum?: JsonValue[];
+  anyOf?: JsonSchema[];
+  items?: JsonSchema;
+  properties?: Record<string, JsonSchema>;
+  required?: string[];
+  default?: JsonValue;
+  minItems?: number;
+  maxItems?: number;
+  additionalProperties?: boolean;
+}
+
+export interface ResetOptions {
+  seed?: number;
+  difficulty: "easy" | "medium" | "hard";
+  kind?: string;
+  case?: string;
+  ram_pages?: number;
+  kernel_capacity?: number;
+}
+
+export interface ServerInfo {
+  env: string;
+  reveal_truth_after_done: boolean;
+  agent_policies: string[];
+  glass_box: boolean;
+  /** Case kinds the generator accepts, by class, and the fixed cases (server/app.py /info). */
+  kinds?: { suspicious: string[]; benign: string[] };
+  difficulties?: string[];
+  fixed_cases?: string[];
+  [key: string]: unknown;
+}
