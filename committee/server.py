@@ -1,0 +1,132 @@
+"""Serve the investment-committee environment:
+`python -m memex.committee.server [--port 7861]`; the ASGI app is
+`memex.committee.server:app` (as `committee/openenv.yaml` declares).
+
+The app is built by the project's `create_env_app` (OpenEnv `create_app` with typed models,
+`/ws` sessions with a session limit and idle timeout, plus stateful HTTP episodes), and adds:
+- `POST /reset` (body `CommitteeResetRequest`: `task`, `seed`, optional `episode_id`),
+  `POST /step`, `GET /state?episode_id=`, `DELETE /episodes/{id}`: HTTP episodes.
+- `POST /episodes/{id}/agent-step`: a built-in baseline PM takes the next step of that episode.
+- `GET /tasks`: the four tasks, what each poses and rewards, and the seed splits.
+- `GET /info`: settings and live sessions.
+
+Configuration: `MEMEX_MAX_SESSIONS` (256) and `MEMEX_SESSION_TIMEOUT_S` (900), as for the AML
+server; flags override them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any, Literal
+
+import uvicorn
+from fastapi import FastAPI, HTTPException
+from pydantic import BaseModel, ConfigDict, Field
+
+from memex.committee.environment import CommitteeEnvironment
+from memex.committee.models import CommitteeAction, CommitteeObservation, CommitteeState
+from memex.committee.tasks import SPLITS, TASK_NAMES, TASKS
+from memex.server.http_episodes import (
+    DEFAULT_MAX_SESSIONS,
+    DEFAULT_SESSION_TIMEOUT_S,
+    HttpEpisodeResponse,
+    ResetFields,
+    create_env_app,
+    envelope,
+)
+
+DEFAULT_PORT = 7861
+AGENT_POLICIES = ("heuristic", "random", "research_chaser", "always_cash", "query_spammer")
+TaskName = Literal[TASK_NAMES]  # type: ignore[valid-type]
+
+
+class CommitteeResetRequest(ResetFields):
+    task: TaskName = Field(default="guided_allocation", description="One of the four tasks.")
+    seed: int | None = Field(default=None, ge=0, description="Variant seed; omit for the "
+                                                             "task's canonical instance.")
+
+
+class AgentStepRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    policy: Literal[AGENT_POLICIES] = "heuristic"  # type: ignore[valid-type]
+
+
+class AgentStepResponse(HttpEpisodeResponse):
+    action: dict[str, Any]
+    policy: str
+
+
+def create_committee_app(max_sessions: int | None = None,
+                         idle_timeout_s: float | None = None) -> FastAPI:
+    max_sessions = max_sessions or int(os.environ.get("MEMEX_MAX_SESSIONS",
+                                                      DEFAULT_MAX_SESSIONS))
+    idle_timeout_s = idle_timeout_s or float(os.environ.get("MEMEX_SESSION_TIMEOUT_S",
+                                                            DEFAULT_SESSION_TIMEOUT_S))
+    app = create_env_app(CommitteeEnvironment, CommitteeAction, CommitteeObservation,
+                         CommitteeState, name="memex-committee",
+                         reset_model=CommitteeResetRequest, max_sessions=max_sessions,
+                         idle_timeout_s=idle_timeout_s,
+                         title="Memex investment-committee environment")
+    episodes = app.state.http_episodes
+
+    @app.post("/episodes/{episode_id}/agent-step", response_model=AgentStepResponse,
+              tags=["Environment Control"],
+              summary="Let a built-in baseline PM take the next step")
+    async def agent_step(episode_id: str, request: AgentStepRequest | None = None
+                         ) -> AgentStepResponse:
+        from memex.committee.policies import POLICIES
+
+        request = request or AgentStepRequest()
+        ep = episodes.get(episode_id)
+        async with ep.lock:
+            if ep.last is None:
+                raise HTTPException(409, "reset the episode first")
+            agent = ep.extras.get("agent")
+            if agent is None or agent.name != request.policy:
+                agent = POLICIES[request.policy]()
+                agent.reset(ep.first)
+                ep.extras["agent"] = agent
+            action = agent.act(ep.last)
+            ep.last = ep.env.step(action)
+        return AgentStepResponse(**envelope(episode_id, ep.last).model_dump(),
+                                 action=action.model_dump(exclude={"metadata"},
+                                                          exclude_none=True),
+                                 policy=request.policy)
+
+    @app.get("/tasks", tags=["Environment Info"], summary="The tasks and the seed splits")
+    async def tasks() -> dict[str, Any]:
+        return {"tasks": [{"name": t.name, "title": t.title, "conflict": t.conflict,
+                           "good_behaviour": t.good_behaviour, "horizon": t.horizon,
+                           "query_budget": t.query_budget} for t in TASKS.values()],
+                "splits": {k: [r.start, r.stop - 1] for k, r in SPLITS.items()}}
+
+    @app.get("/info", tags=["Environment Info"], summary="Server settings and live sessions")
+    async def info() -> dict[str, Any]:
+        return {"env": "memex-committee", "max_sessions": max_sessions,
+                "idle_timeout_s": idle_timeout_s, "http_episodes": len(episodes),
+                "agent_policies": list(AGENT_POLICIES), "tasks": list(TASK_NAMES)}
+
+    return app
+
+
+app = create_committee_app()
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description="Serve the investment-committee environment.")
+    p.add_argument("--host", default=os.environ.get("HOST", "0.0.0.0"))
+    p.add_argument("--port", type=int, default=int(os.environ.get("PORT", DEFAULT_PORT)))
+    p.add_argument("--max-sessions", type=int,
+                   default=int(os.environ.get("MEMEX_MAX_SESSIONS", DEFAULT_MAX_SESSIONS)))
+    p.add_argument("--session-timeout", type=float,
+                   default=float(os.environ.get("MEMEX_SESSION_TIMEOUT_S",
+                                                DEFAULT_SESSION_TIMEOUT_S)))
+    p.add_argument("--log-level", default="info")
+    args = p.parse_args(argv)
+    uvicorn.run(create_committee_app(args.max_sessions, args.session_timeout), host=args.host,
+                port=args.port, log_level=args.log_level, ws="websockets")
+
+
+if __name__ == "__main__":
+    main()
