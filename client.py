@@ -13,42 +13,49 @@ and docstrings), backed by an in-process environment or a remote server.
 
 from __future__ import annotations
 
-import functools
-import inspect
 import json
-import operator
-import types
-import typing
 from typing import Any
 
 from openenv.core import EnvClient
 from openenv.core.client_types import StepResult
-from pydantic import BaseModel
+from openenv.core.env_server.types import Action, Observation, State
 
 from memex.models import MemexAction, MemexObservation, MemexState
-from memex.server.tools import TOOLS, ToolSpec
+from memex.server.declarations import tool_method
+from memex.server.tools import TOOLS
 
 
-class MemexEnv(EnvClient[MemexAction, MemexObservation, MemexState]):
-    """Typed WebSocket client for a Memex server (one session per client instance)."""
+class TypedEnvClient(EnvClient):
+    """An OpenEnv WebSocket client that parses the project's typed models. Subclasses name
+    their `observation_cls` and `state_cls`; reward and done are copied from the envelope,
+    where the server puts them, into both the `StepResult` and the observation."""
 
-    def _step_payload(self, action: MemexAction) -> dict[str, Any]:
-        return action.model_dump(exclude={"metadata"}) | (
-            {"metadata": action.metadata} if action.metadata else {})
+    observation_cls: type[Observation]
+    state_cls: type[State]
 
-    def _parse_result(self, payload: dict[str, Any]) -> StepResult[MemexObservation]:
-        # reward and done travel in the envelope, not in the observation dict.
+    def _step_payload(self, action: Action) -> dict[str, Any]:
+        payload = action.model_dump(exclude={"metadata"}, exclude_none=True)
+        return payload | ({"metadata": action.metadata} if action.metadata else {})
+
+    def _parse_result(self, payload: dict[str, Any]) -> StepResult:
         data = dict(payload.get("observation", {}))
         data.pop("reward", None)
         data.pop("done", None)
         data["metadata"] = payload.get("metadata") or data.get("metadata") or {}
-        obs = MemexObservation(**data, reward=payload.get("reward"),
-                               done=bool(payload.get("done", False)))
+        obs = self.observation_cls(**data, reward=payload.get("reward"),
+                                   done=bool(payload.get("done", False)))
         return StepResult(observation=obs, reward=payload.get("reward"), done=obs.done,
                           metadata=payload.get("metadata"))
 
-    def _parse_state(self, payload: dict[str, Any]) -> MemexState:
-        return MemexState(**payload)
+    def _parse_state(self, payload: dict[str, Any]) -> State:
+        return self.state_cls(**payload)
+
+
+class MemexEnv(TypedEnvClient):
+    """Typed WebSocket client for a Memex server (one session per client instance)."""
+
+    observation_cls = MemexObservation
+    state_cls = MemexState
 
 
 def render_step(obs: MemexObservation) -> str:
@@ -64,50 +71,6 @@ def render_step(obs: MemexObservation) -> str:
         parts.append("[episode over] " + json.dumps(obs.metadata.get("terminal", {}),
                                                     separators=(",", ":")))
     return "\n".join(parts)
-
-
-def _plain(annotation: Any) -> Any:
-    """Annotation a TRL / transformers JSON-schema reader understands (no pydantic models,
-    no `Annotated` markers)."""
-    origin, args = typing.get_origin(annotation), typing.get_args(annotation)
-    if origin is typing.Annotated:
-        return _plain(args[0])
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return dict
-    if origin is list:
-        return list[_plain(args[0])]
-    if origin in (typing.Union, types.UnionType):
-        return functools.reduce(operator.or_, (_plain(a) for a in args))
-    return annotation
-
-
-def _tool_method(spec: ToolSpec):
-    fields = spec.args_model.model_fields
-    params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
-    annotations: dict[str, Any] = {}
-    for name, field in fields.items():
-        annotations[name] = _plain(field.annotation)
-        default = inspect.Parameter.empty if field.is_required() else field.default
-        params.append(inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                                        default=default, annotation=annotations[name]))
-    annotations["return"] = str
-
-    def method(self, *args, **kwargs) -> str:
-        bound = method.__signature__.bind(self, *args, **kwargs)
-        arguments = {k: v for k, v in bound.arguments.items() if k != "self"}
-        return self._call(spec.name, arguments)
-
-    doc = [spec.description, ""]
-    if spec.params:
-        doc.append("Args:")
-        doc += [f"    {p}: {d or p}" for p, d in spec.params.items()]
-        doc.append("")
-    doc += ["Returns:", "    The tool's result, OS events and the step reward, as text."]
-    method.__name__ = method.__qualname__ = spec.name
-    method.__doc__ = "\n".join(doc)
-    method.__signature__ = inspect.Signature(params, return_annotation=str)
-    method.__annotations__ = annotations
-    return method
 
 
 class MemexToolEnv:
@@ -165,10 +128,12 @@ class MemexToolEnv:
     def get_reward(self) -> float:
         return self.episode_return
 
-    def close(self) -> None:
+    def _close(self) -> None:
+        """End a remote session (private: TRL turns every public method into a tool)."""
         if self._client is not None:
             self._client.close()
 
 
 for _spec in TOOLS.values():
-    setattr(MemexToolEnv, _spec.name, _tool_method(_spec))
+    setattr(MemexToolEnv, _spec.name,
+            tool_method(_spec, "The tool's result, OS events and the step reward, as text."))

@@ -28,9 +28,7 @@ class MemexAction(Action):
     parameter schema (see the `tools` list in this schema)."""
 
     model_config = ConfigDict(
-        json_schema_extra={"tools": [
-            {"name": s.name, "category": s.category, "description": s.description,
-             "parameters": s.json_schema()} for s in TOOLS.values()]})
+        json_schema_extra={"tools": [s.catalog_entry() for s in TOOLS.values()]})
 
     tool: str = Field(description="Tool name.", json_schema_extra={"enum": list(TOOL_NAMES)})
     arguments: dict[str, Any] = Field(default_factory=dict, description="Tool arguments.")

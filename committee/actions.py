@@ -10,18 +10,14 @@ takes one committee meeting, i.e. one period: while the PM asks a question the b
 
 from __future__ import annotations
 
-import inspect
 import math
 from dataclasses import dataclass
-from typing import Any, Literal, get_type_hints
-
-import docstring_parser
-from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from memex.committee import risk
 from memex.committee.book import Book
 from memex.committee.research import RESEARCH_TARGETS, research_note
 from memex.committee.world import CASH, SECTORS, TICKERS, World
+from memex.server.declarations import ToolSpec, declare, prompt_list
 
 RISK_TARGETS: tuple[str, ...] = ("PORTFOLIO", "MANDATE", *SECTORS, *TICKERS)
 WEIGHT_TOLERANCE = 1e-3
@@ -193,62 +189,12 @@ class Desk:
 
 # ---- derived declarations ----------------------------------------------------------------
 
-ActionCategory = Literal["query", "decision"]
-
-
-@dataclass(frozen=True)
-class ActionSpec:
-    name: str
-    category: ActionCategory
-    description: str
-    params: dict[str, str]            # parameter -> description
-    args_model: type[BaseModel]
-
-    def json_schema(self) -> dict[str, Any]:
-        schema = self.args_model.model_json_schema()
-        return {k: v for k, v in schema.items() if k != "title"} | {
-            "properties": {p: {k: v for k, v in s.items() if k != "title"}
-                           for p, s in schema.get("properties", {}).items()}}
-
-    def openai_tool(self) -> dict[str, Any]:
-        return {"type": "function", "function": {"name": self.name,
-                                                 "description": self.description,
-                                                 "parameters": self.json_schema()}}
-
-
-def _declare(name: str) -> ActionSpec:
-    method = getattr(Desk, name)
-    doc = docstring_parser.parse(inspect.getdoc(method) or "")
-    descriptions = {p.arg_name: " ".join((p.description or "").split()) for p in doc.params}
-    hints = get_type_hints(method)
-    fields: dict[str, Any] = {}
-    for pname, param in inspect.signature(method).parameters.items():
-        if pname == "self":
-            continue
-        default = ... if param.default is inspect.Parameter.empty else param.default
-        fields[pname] = (hints[pname], Field(default, description=descriptions.get(pname, "")))
-    model = create_model(f"{name}_args", __config__=ConfigDict(extra="forbid", strict=False),
-                         **fields)
-    summary = " ".join(((doc.short_description or "") + " " + (doc.long_description or ""))
-                       .split())
-    category: ActionCategory = "query" if name.startswith("query_") else "decision"
-    return ActionSpec(name, category, summary, descriptions, model)
-
-
 ACTION_NAMES: tuple[str, ...] = (
     "query_research", "query_risk", "allocate", "revise_allocation", "hold", "move_to_cash")
-ACTIONS: dict[str, ActionSpec] = {name: _declare(name) for name in ACTION_NAMES}
-
-# Every public Desk method is a declared action and vice versa.
-assert set(ACTION_NAMES) == {n for n, _ in inspect.getmembers(Desk, inspect.isfunction)
-                             if not n.startswith("_")}
+ACTIONS: dict[str, ToolSpec] = declare(
+    Desk, ACTION_NAMES, lambda name: "query" if name.startswith("query_") else "decision")
 
 
 def prompt_action_list() -> str:
-    """The action list for an LLM prompt, one block per action, derived from the declarations."""
-    blocks = []
-    for spec in ACTIONS.values():
-        params = "; ".join(f"{p}: {d}" for p, d in spec.params.items()) or "none"
-        blocks.append(f"- {spec.name}({', '.join(spec.params)}) [{spec.category}]: "
-                      f"{spec.description}\n    args: {params}")
-    return "\n".join(blocks)
+    """The action list for an LLM prompt, derived from the declarations."""
+    return prompt_list(ACTIONS)

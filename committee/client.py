@@ -13,67 +13,23 @@ parameters and docstrings), backed by an in-process environment or a remote serv
 
 from __future__ import annotations
 
-import inspect
 import json
 from typing import Any, Literal
 
-from openenv.core import EnvClient
-from openenv.core.client_types import StepResult
-
-from memex.committee.actions import ACTIONS, ActionSpec
+from memex.client import TypedEnvClient
+from memex.committee.actions import ACTIONS
 from memex.committee.models import CommitteeAction, CommitteeObservation, CommitteeState
 from memex.committee.prompting import render_observation, render_step
+from memex.server.declarations import tool_method
 
 RESET_OPTIONS = ("task", "seed")
 
 
-class CommitteeEnv(EnvClient[CommitteeAction, CommitteeObservation, CommitteeState]):
+class CommitteeEnv(TypedEnvClient):
     """Typed WebSocket client for a committee server (one session per client instance)."""
 
-    def _step_payload(self, action: CommitteeAction) -> dict[str, Any]:
-        payload = action.model_dump(exclude={"metadata"}, exclude_none=True)
-        return payload | ({"metadata": action.metadata} if action.metadata else {})
-
-    def _parse_result(self, payload: dict[str, Any]) -> StepResult[CommitteeObservation]:
-        # reward and done travel in the envelope, not in the observation dict.
-        data = dict(payload.get("observation", {}))
-        data.pop("reward", None)
-        data.pop("done", None)
-        data["metadata"] = payload.get("metadata") or data.get("metadata") or {}
-        obs = CommitteeObservation(**data, reward=payload.get("reward"),
-                                   done=bool(payload.get("done", False)))
-        return StepResult(observation=obs, reward=payload.get("reward"), done=obs.done,
-                          metadata=payload.get("metadata"))
-
-    def _parse_state(self, payload: dict[str, Any]) -> CommitteeState:
-        return CommitteeState(**payload)
-
-
-def _action_method(spec: ActionSpec):
-    params = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
-    annotations: dict[str, Any] = {}
-    for name, field in spec.args_model.model_fields.items():
-        annotations[name] = field.annotation
-        default = inspect.Parameter.empty if field.is_required() else field.default
-        params.append(inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD,
-                                        default=default, annotation=field.annotation))
-    annotations["return"] = str
-
-    def method(self, *args, **kwargs) -> str:
-        bound = method.__signature__.bind(self, *args, **kwargs)
-        return self._call(spec.name, {k: v for k, v in bound.arguments.items() if k != "self"})
-
-    doc = [spec.description, ""]
-    if spec.params:
-        doc.append("Args:")
-        doc += [f"    {p}: {d or p}" for p, d in spec.params.items()]
-        doc.append("")
-    doc += ["Returns:", "    The result, events, the month's reward and the book, as text."]
-    method.__name__ = method.__qualname__ = spec.name
-    method.__doc__ = "\n".join(doc)
-    method.__signature__ = inspect.Signature(params, return_annotation=str)
-    method.__annotations__ = annotations
-    return method
+    observation_cls = CommitteeObservation
+    state_cls = CommitteeState
 
 
 class CommitteeToolEnv:
@@ -143,4 +99,5 @@ class CommitteeToolEnv:
 
 
 for _spec in ACTIONS.values():
-    setattr(CommitteeToolEnv, _spec.name, _action_method(_spec))
+    setattr(CommitteeToolEnv, _spec.name, tool_method(
+        _spec, "The result, events, the month's reward and the book, as text."))

@@ -41,8 +41,7 @@ def _wire_fields() -> dict[str, Any]:
 
 class _CommitteeActionBase(Action):
     model_config = ConfigDict(json_schema_extra={"actions": [
-        {"name": s.name, "category": s.category, "description": s.description,
-         "parameters": s.json_schema()} for s in ACTIONS.values()]})
+        s.catalog_entry() for s in ACTIONS.values()]})
 
 
 CommitteeAction = create_model(

@@ -21,8 +21,8 @@ import os
 from typing import Any, Literal
 
 import uvicorn
-from fastapi import FastAPI, HTTPException
-from pydantic import BaseModel, ConfigDict, Field
+from fastapi import FastAPI
+from pydantic import Field
 
 from memex.committee.environment import CommitteeEnvironment
 from memex.committee.models import CommitteeAction, CommitteeObservation, CommitteeState
@@ -30,10 +30,8 @@ from memex.committee.tasks import SPLITS, TASK_NAMES, TASKS
 from memex.server.http_episodes import (
     DEFAULT_MAX_SESSIONS,
     DEFAULT_SESSION_TIMEOUT_S,
-    HttpEpisodeResponse,
     ResetFields,
     create_env_app,
-    envelope,
 )
 
 DEFAULT_PORT = 7861
@@ -47,52 +45,17 @@ class CommitteeResetRequest(ResetFields):
                                                              "task's canonical instance.")
 
 
-class AgentStepRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    policy: Literal[AGENT_POLICIES] = "heuristic"  # type: ignore[valid-type]
-
-
-class AgentStepResponse(HttpEpisodeResponse):
-    action: dict[str, Any]
-    policy: str
-
-
 def create_committee_app(max_sessions: int | None = None,
                          idle_timeout_s: float | None = None) -> FastAPI:
-    max_sessions = max_sessions or int(os.environ.get("MEMEX_MAX_SESSIONS",
-                                                      DEFAULT_MAX_SESSIONS))
-    idle_timeout_s = idle_timeout_s or float(os.environ.get("MEMEX_SESSION_TIMEOUT_S",
-                                                            DEFAULT_SESSION_TIMEOUT_S))
+    from memex.committee.policies import POLICIES
+
     app = create_env_app(CommitteeEnvironment, CommitteeAction, CommitteeObservation,
                          CommitteeState, name="memex-committee",
                          reset_model=CommitteeResetRequest, max_sessions=max_sessions,
                          idle_timeout_s=idle_timeout_s,
+                         agent_policies={name: POLICIES[name] for name in AGENT_POLICIES},
                          title="Memex investment-committee environment")
     episodes = app.state.http_episodes
-
-    @app.post("/episodes/{episode_id}/agent-step", response_model=AgentStepResponse,
-              tags=["Environment Control"],
-              summary="Let a built-in baseline PM take the next step")
-    async def agent_step(episode_id: str, request: AgentStepRequest | None = None
-                         ) -> AgentStepResponse:
-        from memex.committee.policies import POLICIES
-
-        request = request or AgentStepRequest()
-        ep = episodes.get(episode_id)
-        async with ep.lock:
-            if ep.last is None:
-                raise HTTPException(409, "reset the episode first")
-            agent = ep.extras.get("agent")
-            if agent is None or agent.name != request.policy:
-                agent = POLICIES[request.policy]()
-                agent.reset(ep.first)
-                ep.extras["agent"] = agent
-            action = agent.act(ep.last)
-            ep.last = ep.env.step(action)
-        return AgentStepResponse(**envelope(episode_id, ep.last).model_dump(),
-                                 action=action.model_dump(exclude={"metadata"},
-                                                          exclude_none=True),
-                                 policy=request.policy)
 
     @app.get("/tasks", tags=["Environment Info"], summary="The tasks and the seed splits")
     async def tasks() -> dict[str, Any]:
@@ -103,9 +66,8 @@ def create_committee_app(max_sessions: int | None = None,
 
     @app.get("/info", tags=["Environment Info"], summary="Server settings and live sessions")
     async def info() -> dict[str, Any]:
-        return {"env": "memex-committee", "max_sessions": max_sessions,
-                "idle_timeout_s": idle_timeout_s, "http_episodes": len(episodes),
-                "agent_policies": list(AGENT_POLICIES), "tasks": list(TASK_NAMES)}
+        return {"env": "memex-committee", **app.state.settings,
+                "http_episodes": len(episodes), "tasks": list(TASK_NAMES)}
 
     return app
 

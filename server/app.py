@@ -22,23 +22,18 @@ from typing import Any, Literal
 from fastapi import FastAPI, HTTPException
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from memex.baselines import Heuristic, RandomPolicy
 from memex.models import MemexAction, MemexObservation, MemexState
 from memex.scenarios import BENIGN_KINDS, DEFAULT_BENIGN_SHARE, DIFFICULTIES, SUSPICIOUS_KINDS
 from memex.scenarios.onemdb import CASE_NAME
 from memex.server.environment import MemexEnvironment
-from memex.server.http_episodes import (
-    DEFAULT_MAX_SESSIONS,
-    DEFAULT_SESSION_TIMEOUT_S,
-    HttpEpisodeResponse,
-    ResetFields,
-    create_env_app,
-    envelope,
-)
+from memex.server.http_episodes import ResetFields, create_env_app
 
 FRONTEND_DIST = Path(__file__).resolve().parents[1] / "frontend" / "dist"
-AGENT_POLICIES = ("heuristic", "random")
+# Built-in agents for `POST /episodes/{id}/agent-step` (never the oracle: it reads the truth).
+AGENT_POLICIES = {"heuristic": Heuristic, "random": RandomPolicy}
 
 
 class MemexResetRequest(ResetFields):
@@ -52,53 +47,16 @@ class MemexResetRequest(ResetFields):
     kernel_capacity: int = Field(default=3, ge=1, le=16)
 
 
-class AgentStepRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    policy: Literal["heuristic", "random"] = "heuristic"
-
-
-class AgentStepResponse(HttpEpisodeResponse):
-    action: dict[str, Any]
-    policy: str
-
-
 def create_memex_app(max_sessions: int | None = None, idle_timeout_s: float | None = None,
                      reveal_truth_after_done: bool | None = None,
                      frontend_dir: Path | None = FRONTEND_DIST) -> FastAPI:
-    max_sessions = max_sessions or int(os.environ.get("MEMEX_MAX_SESSIONS",
-                                                      DEFAULT_MAX_SESSIONS))
-    idle_timeout_s = idle_timeout_s or float(os.environ.get("MEMEX_SESSION_TIMEOUT_S",
-                                                            DEFAULT_SESSION_TIMEOUT_S))
     if reveal_truth_after_done is None:
         reveal_truth_after_done = os.environ.get("MEMEX_REVEAL_TRUTH_AFTER_DONE", "0") == "1"
     app = create_env_app(MemexEnvironment, MemexAction, MemexObservation, MemexState,
                          name="memex", reset_model=MemexResetRequest, max_sessions=max_sessions,
-                         idle_timeout_s=idle_timeout_s,
+                         idle_timeout_s=idle_timeout_s, agent_policies=AGENT_POLICIES,
                          title="Memex AML investigation environment")
     episodes = app.state.http_episodes
-
-    @app.post("/episodes/{episode_id}/agent-step", response_model=AgentStepResponse,
-              tags=["Environment Control"],
-              summary="Let the built-in baseline agent take the next step")
-    async def agent_step(episode_id: str, request: AgentStepRequest | None = None
-                         ) -> AgentStepResponse:
-        from memex.baselines import POLICIES
-
-        request = request or AgentStepRequest()
-        ep = episodes.get(episode_id)
-        async with ep.lock:
-            if ep.last is None:
-                raise HTTPException(409, "reset the episode first")
-            agent = ep.extras.get("agent")
-            if agent is None or agent.name != request.policy:
-                agent = POLICIES[request.policy]()
-                agent.reset(ep.first)
-                ep.extras["agent"] = agent
-            action = agent.act(ep.last)
-            ep.last = ep.env.step(action)
-        return AgentStepResponse(**envelope(episode_id, ep.last).model_dump(),
-                                 action=action.model_dump(exclude={"metadata"}),
-                                 policy=request.policy)
 
     @app.get("/episodes/{episode_id}/truth", tags=["Debug"],
              summary="Ground truth of a finished episode (only when enabled)")
@@ -114,9 +72,8 @@ def create_memex_app(max_sessions: int | None = None, idle_timeout_s: float | No
 
     @app.get("/info", tags=["Environment Info"], summary="Server settings and live sessions")
     async def info() -> dict[str, Any]:
-        return {"env": "memex", "max_sessions": max_sessions, "idle_timeout_s": idle_timeout_s,
-                "http_episodes": len(episodes), "reveal_truth_after_done": reveal_truth_after_done,
-                "agent_policies": list(AGENT_POLICIES),
+        return {"env": "memex", **app.state.settings, "http_episodes": len(episodes),
+                "reveal_truth_after_done": reveal_truth_after_done,
                 "kinds": {"suspicious": list(SUSPICIOUS_KINDS), "benign": list(BENIGN_KINDS)},
                 "difficulties": list(DIFFICULTIES), "fixed_cases": [CASE_NAME],
                 "glass_box": bool(frontend_dir and (frontend_dir / "index.html").exists())}

@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -135,15 +136,34 @@ def envelope(episode_id: str, obs: Observation) -> HttpEpisodeResponse:
     return HttpEpisodeResponse(episode_id=episode_id, **serialize_observation(obs))
 
 
+class AgentStepRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    policy: str = "heuristic"
+
+
+class AgentStepResponse(HttpEpisodeResponse):
+    action: dict[str, Any]
+    policy: str
+
+
 def create_env_app(env_cls: type[Environment], action_cls: type[Action],
                    observation_cls: type[Observation], state_cls: type[State], *, name: str,
-                   reset_model: type[BaseModel], max_sessions: int, idle_timeout_s: float,
-                   title: str) -> FastAPI:
+                   reset_model: type[BaseModel], title: str, max_sessions: int | None = None,
+                   idle_timeout_s: float | None = None,
+                   agent_policies: Mapping[str, Callable[[], Any]] | None = None) -> FastAPI:
     """An OpenEnv app with WS sessions and stateful HTTP episodes for `env_cls`.
 
     `reset_model` is the body of `POST /reset`: its fields (minus `episode_id`) are passed to
     `env.reset` as keyword arguments. The live episodes are on `app.state.http_episodes`.
+    `max_sessions` and `idle_timeout_s` default to `MEMEX_MAX_SESSIONS` (256) and
+    `MEMEX_SESSION_TIMEOUT_S` (900). With `agent_policies` (name -> policy factory; a policy
+    has `name`, `reset(obs)` and `act(obs)`), `POST /episodes/{id}/agent-step` lets a built-in
+    baseline take the next step of an HTTP episode — no API key needed.
     """
+    max_sessions = max_sessions or int(os.environ.get("MEMEX_MAX_SESSIONS",
+                                                      DEFAULT_MAX_SESSIONS))
+    idle_timeout_s = idle_timeout_s or float(os.environ.get("MEMEX_SESSION_TIMEOUT_S",
+                                                            DEFAULT_SESSION_TIMEOUT_S))
     app = create_app(
         env_cls, action_cls, observation_cls, env_name=name,
         concurrency_config=ConcurrencyConfig(max_concurrent_envs=max_sessions,
@@ -200,6 +220,35 @@ def create_env_app(env_cls: type[Environment], action_cls: type[Action],
     async def close_episode(episode_id: str) -> dict[str, str]:
         episodes.close(episode_id)
         return {"closed": episode_id}
+
+    if agent_policies:
+        @app.post("/episodes/{episode_id}/agent-step", response_model=AgentStepResponse,
+                  tags=["Environment Control"],
+                  summary="Let a built-in baseline agent take the next step")
+        async def agent_step(episode_id: str, request: AgentStepRequest | None = None
+                             ) -> AgentStepResponse:
+            request = request or AgentStepRequest()
+            if request.policy not in agent_policies:
+                raise HTTPException(422, f"unknown policy {request.policy!r}; built-in: "
+                                         f"{', '.join(agent_policies)}")
+            ep = episodes.get(episode_id)
+            async with ep.lock:
+                if ep.last is None:
+                    raise HTTPException(409, "reset the episode first")
+                agent = ep.extras.get("agent")
+                if agent is None or agent.name != request.policy:
+                    agent = agent_policies[request.policy]()
+                    agent.reset(ep.first)
+                    ep.extras["agent"] = agent
+                action = agent.act(ep.last)
+                ep.last = ep.env.step(action)
+            return AgentStepResponse(**envelope(episode_id, ep.last).model_dump(),
+                                     action=action.model_dump(exclude={"metadata"},
+                                                              exclude_none=True),
+                                     policy=request.policy)
+
+    app.state.settings = {"max_sessions": max_sessions, "idle_timeout_s": idle_timeout_s,
+                          "agent_policies": list(agent_policies or ())}
 
     async def _reaper() -> None:
         while True:

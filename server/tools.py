@@ -13,37 +13,23 @@ or "phantom" flags, no list of valid IDs on a miss.
 from __future__ import annotations
 
 import difflib
-import inspect
 import re
 import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass
 from datetime import date
-from typing import Annotated, Any, Literal, get_args, get_origin, get_type_hints
+from typing import Annotated, Any, Literal
 
 import bm25s
-import docstring_parser
 import Stemmer
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import BaseModel, ConfigDict, Field
 
 from memex.scenarios import vocab
-from memex.scenarios.manual import (
-    CTR_THRESHOLD_USD,
-    RED_FLAG_CODES,
-    SECTIONS,
-    TYPOLOGIES,
-)
+from memex.scenarios.manual import RED_FLAG_CODES, SECTIONS
 from memex.scenarios.model import Channel
-from memex.server.case_index import CaseIndex, record_type
+from memex.server.case_index import CaseIndex
+from memex.server.declarations import Ref, ToolSpec, declare, prompt_list
 from memex.state_manager import MAX_NOTE_CHARS, MAX_NOTES, OSState
-
-
-class Ref:
-    """Marks a parameter whose value is a case record ID of the given record type."""
-
-    def __init__(self, *record_types: str):
-        self.record_types = record_types
-
 
 EntityId = Annotated[str, Ref("entity")]
 AccountId = Annotated[str, Ref("account")]
@@ -626,71 +612,6 @@ class Toolkit:
 
 # ---- declarations -> every interface ---------------------------------------------------------
 
-ToolCategory = Literal["investigation", "os", "terminal"]
-_CATEGORIES: dict[str, ToolCategory] = {
-    **dict.fromkeys(("write_to_case_file", "request_wire_trace", "retrieve_async_result",
-                     "search_compliance_manual", "update_system_prompt"), "os"),
-    **dict.fromkeys(("file_sar", "close_alert"), "terminal"),
-}
-
-
-@dataclass(frozen=True)
-class ToolSpec:
-    name: str
-    category: ToolCategory
-    description: str
-    params: dict[str, str]            # parameter -> description
-    refs: dict[str, tuple[str, ...]]  # parameter -> record types it must name
-    args_model: type[BaseModel]
-
-    def json_schema(self) -> dict[str, Any]:
-        """Parameter schema with `$ref`s inlined (LLM tool APIs and UIs read it directly)."""
-        schema = self.args_model.model_json_schema()
-        defs = schema.pop("$defs", {})
-
-        def inline(node: Any) -> Any:
-            if isinstance(node, dict):
-                if "$ref" in node:
-                    return inline(defs[node["$ref"].rsplit("/", 1)[-1]])
-                return {k: inline(v) for k, v in node.items() if k != "title"}
-            if isinstance(node, list):
-                return [inline(v) for v in node]
-            return node
-
-        return inline(schema)
-
-    def openai_tool(self) -> dict[str, Any]:
-        return {"type": "function", "function": {"name": self.name,
-                                                 "description": self.description,
-                                                 "parameters": self.json_schema()}}
-
-
-def _declare(name: str) -> ToolSpec:
-    method = getattr(Toolkit, name)
-    doc = docstring_parser.parse(inspect.getdoc(method) or "")
-    descriptions = {p.arg_name: " ".join((p.description or "").split()) for p in doc.params}
-    hints = get_type_hints(method, include_extras=True)
-    fields: dict[str, Any] = {}
-    refs: dict[str, tuple[str, ...]] = {}
-    for pname, param in inspect.signature(method).parameters.items():
-        if pname == "self":
-            continue
-        hint = hints[pname]
-        if get_origin(hint) is Annotated:
-            base, *meta = get_args(hint)
-            for marker in meta:
-                if isinstance(marker, Ref):
-                    refs[pname] = marker.record_types
-            hint = base
-        default = ... if param.default is inspect.Parameter.empty else param.default
-        fields[pname] = (hint, Field(default, description=descriptions.get(pname, "")))
-    model = create_model(f"{name}_args", __config__=ConfigDict(extra="forbid"), **fields)
-    summary = " ".join(((doc.short_description or "") + " " + (doc.long_description or ""))
-                       .split())
-    return ToolSpec(name, _CATEGORIES.get(name, "investigation"), summary, descriptions, refs,
-                    model)
-
-
 TOOL_NAMES: tuple[str, ...] = (
     "review_alert", "get_customer_profile", "query_transactions", "check_watchlist",
     "trace_network", "check_source_of_funds", "check_market_price", "assess_risk",
@@ -698,22 +619,14 @@ TOOL_NAMES: tuple[str, ...] = (
     "write_to_case_file", "request_wire_trace", "retrieve_async_result",
     "search_compliance_manual", "update_system_prompt", "file_sar", "close_alert",
 )
-TOOLS: dict[str, ToolSpec] = {name: _declare(name) for name in TOOL_NAMES}
-
-# Every public Toolkit method is a declared tool and vice versa.
-assert set(TOOL_NAMES) == {n for n, _ in inspect.getmembers(Toolkit, inspect.isfunction)
-                           if not n.startswith("_")}
+_OS_TOOLS = ("write_to_case_file", "request_wire_trace", "retrieve_async_result",
+             "search_compliance_manual", "update_system_prompt")
+TOOLS: dict[str, ToolSpec] = declare(
+    Toolkit, TOOL_NAMES,
+    lambda name: "os" if name in _OS_TOOLS else "terminal" if name in ("file_sar", "close_alert")
+    else "investigation")
 
 
 def prompt_tool_list() -> str:
-    """The tool list for an LLM prompt, one block per tool, derived from the declarations."""
-    blocks = []
-    for spec in TOOLS.values():
-        params = ", ".join(f"{p}: {d}" for p, d in spec.params.items()) or "none"
-        blocks.append(f"- {spec.name}({', '.join(spec.params)}) [{spec.category}]: "
-                      f"{spec.description}\n    args: {params}")
-    return "\n".join(blocks)
-
-
-__all__ = ["CTR_THRESHOLD_USD", "TOOLS", "TOOL_NAMES", "TYPOLOGIES", "Decision", "Finding",
-           "ToolInputError", "Toolkit", "prompt_tool_list", "record_type"]
+    """The tool list for an LLM prompt, derived from the declarations."""
+    return prompt_list(TOOLS)

@@ -45,7 +45,7 @@ def test_tools_are_declared_once_and_every_interface_derives_from_them():
               if not n.startswith("_")}
     assert public == set(TOOL_NAMES) == set(TOOLS) and len(TOOLS) == 18
     trl = {n for n, _ in inspect.getmembers(MemexToolEnv, inspect.isfunction)
-           if not n.startswith("_") and n not in ("reset", "get_reward", "close")}
+           if not n.startswith("_") and n not in ("reset", "get_reward")}
     assert trl == set(TOOLS)
     from memex.models import MemexAction as A
     schema = A.model_json_schema()
