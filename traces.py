@@ -8,6 +8,7 @@ Format `memex-trace/1`, one JSON object per line:
    (`reset` holds the reset options; `case` is "1mdb" for the fixed case).
 2. one step line per observation, starting with the reset observation (step 0, no action):
    `{"type": "step", "step": int, "action": {"tool": str, "arguments": {...}} | null,
+   (other environments: their action's fields, e.g. `{"action_type": ..., ...}`)
    "observation": <observation JSON as the server sends it, plus "reward" and "done">}`
 3. footer: `{"type": "footer", "episode_return": float, "outcome": str, "terminal": {...},
    "truth": {...} | null}`. `terminal` is the final observation's `metadata["terminal"]`.
@@ -52,7 +53,9 @@ class Trace:
         step = obs.get("step", len(self.steps)) if isinstance(obs, dict) else len(self.steps)
         act = _jsonable(action)
         if isinstance(act, dict):
-            act = {"tool": act.get("tool"), "arguments": act.get("arguments", {})}
+            # AML actions are {tool, arguments}; other environments' actions are kept whole.
+            act = {"tool": act["tool"], "arguments": act.get("arguments", {})} if "tool" in act \
+                else {k: v for k, v in act.items() if k != "metadata" and v is not None}
         self.steps.append({"type": "step", "step": step, "action": act, "observation": obs})
 
     def finish(self, *, episode_return: float, outcome: str, terminal: dict[str, Any],

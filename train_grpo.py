@@ -479,7 +479,6 @@ def metrics_callback(output_dir: Path):
 
 DRY_RUN = {"model": "smollm2-135m", "num_prompts": 2, "num_generations": 2, "batch_size": 2,
            "grad_accum": 1, "max_completion_length": 64, "epochs": 1, "max_turns": 2,
-           "difficulties": "easy", "tasks": "trade_based,fair_trade,pep_wealth",
            "sft_warmstart": 6, "sft_epochs": 1, "sft_lr": 1e-3,
            "save_steps": 1, "lr": 5e-5, "temperature": 0.7, "compact_prompt": True,
            "max_prompt_chars": 1500, "max_prompt_tokens": 1536}
@@ -510,7 +509,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--outcome-weight", type=float, default=1.0)
     p.add_argument("--os-weight", type=float, default=0.2)
     p.add_argument("--tasks", default=None, help="comma list (default: all)")
-    p.add_argument("--difficulties", default="easy,medium,hard")
+    p.add_argument("--difficulties", default=None,
+                   help="comma list (default: all of the environment's)")
     p.add_argument("--max-turns", type=int, default=None,
                    help="cap model turns per episode (scored as a timeout); default: env budget")
     p.add_argument("--compact-prompt", action="store_true",
@@ -536,7 +536,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.dry_run:  # its settings, except those given on the command line
         given = {a.split("=")[0].lstrip("-").replace("-", "_") for a in argv
                  if a.startswith("--")}
-        for key, value in DRY_RUN.items():
+        # On the AML environment, the kinds whose investigations are shortest.
+        aml = {"difficulties": "easy", "tasks": "trade_based,fair_trade,pep_wealth"}
+        for key, value in DRY_RUN.items() | (aml.items() if args.env == "memex" else {}):
             if key not in given:
                 setattr(args, key, value)
     args.lora_alpha = args.lora_alpha or 2 * args.lora_r
@@ -549,9 +551,13 @@ def _tasks(adapter: EnvAdapter, args: argparse.Namespace) -> list[str]:
     return args.tasks.split(",") if args.tasks else list(adapter.tasks)
 
 
+def _difficulties(adapter: EnvAdapter, args: argparse.Namespace) -> list[str]:
+    return args.difficulties.split(",") if args.difficulties else list(adapter.difficulties)
+
+
 def train_specs(adapter: EnvAdapter, args: argparse.Namespace) -> list[EpisodeSpec]:
     tasks = _tasks(adapter, args)
-    difficulties = args.difficulties.split(",")
+    difficulties = _difficulties(adapter, args)
     per_cell = math.ceil(args.num_prompts / (len(tasks) * len(difficulties)))
     specs = adapter.grid("train", tasks, difficulties, per_cell, seed_offset=args.seed * 10_000)
     random.Random(args.seed).shuffle(specs)
@@ -618,7 +624,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if args.sft_warmstart and resume is None:
         t0 = time.perf_counter()
         pairs = demonstrations(adapter, args.sft_warmstart, args.seed, _tasks(adapter, args),
-                               args.difficulties.split(","), render, args.max_turns)
+                               _difficulties(adapter, args), render, args.max_turns)
         losses = warm_start(model, tokenizer, pairs, epochs=args.sft_epochs, lr=args.sft_lr,
                             max_tokens=args.max_prompt_tokens + args.max_completion_length)
         model.save_pretrained(out / "warmstart")

@@ -90,6 +90,11 @@ class CommitteeAdapter(EnvAdapter):
     policies = POLICIES
     eval_policies = (*BASELINES, "regime_oracle")
     demonstrator = "heuristic"
+    summary_metrics = (
+        ("score", "score"), ("beat_cash", "beat cash"), ("episode_return", "return (pts)"),
+        ("total_return_pct", "fund return %"), ("max_drawdown_pct", "max drawdown %"),
+        ("turnover", "turnover"), ("breaches", "breaches"), ("enforcements", "enforcements"),
+        ("queries_used", "queries"), ("invalid_actions", "invalid actions"))
 
     def reset_options(self, task: str, difficulty: str, seed: int | None) -> dict[str, Any]:
         return {"task": task, "seed": seed}
