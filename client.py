@@ -73,67 +73,103 @@ def render_step(obs: MemexObservation) -> str:
     return "\n".join(parts)
 
 
-class MemexToolEnv:
-    """TRL `environment_factory` class: one Memex episode per instance, tools as methods.
+class ToolEnvironment:
+    """Base of the TRL `environment_factory` classes: one episode per instance, backed by an
+    in-process environment or, with `base_url`, by a server session.
 
-    `reset(**example)` starts an episode (example fields such as `seed`, `difficulty`, `kind`
-    are passed to the environment) and returns the alert text to append to the prompt.
-    `get_reward()` returns the episode return. Backed in-process, or by a server when
-    `base_url` is given.
+    TRL turns every public method into a tool, so the only public methods are `reset`,
+    `get_reward` and the tools, which `_install_tools` generates from the declarations; the
+    rest is private. Subclasses set `client_cls` and `reset_options` and implement
+    `_environment`, `_action`, `_briefing` and `_render`.
     """
+
+    client_cls: type[TypedEnvClient]
+    reset_options: tuple[str, ...]
 
     def __init__(self, base_url: str | None = None, **reset_defaults: Any):
         self.reset_defaults = reset_defaults
         self.base_url = base_url
-        if base_url is None:
-            from memex.server.environment import MemexEnvironment
-            self._env = MemexEnvironment()
-            self._client = None
-        else:
-            self._client = MemexEnv(base_url=base_url).sync()
+        self._env = self._environment() if base_url is None else None
+        self._client = None
+        if base_url is not None:
+            self._client = self.client_cls(base_url=base_url).sync()
             self._client.connect()
-        self.episode_return = 0.0
-        self.done = False
-        self.steps = 0
-        self.tool_calls = 0
-        self.observations: list[MemexObservation] = []
+        self.episode_return, self.done, self.steps, self.tool_calls = 0.0, False, 0, 0
+        self.observations: list[Observation] = []
 
     def reset(self, **kwargs: Any) -> str:
         options = {k: v for k, v in (self.reset_defaults | kwargs).items()
-                   if k in ("seed", "difficulty", "kind", "variant", "case", "benign_share",
-                            "ram_pages", "kernel_capacity")}
-        if self._client is None:
-            obs = self._env.reset(**options)
-        else:
-            obs = self._client.reset(**options).observation
+                   if k in self.reset_options}
+        obs = self._env.reset(**options) if self._client is None else \
+            self._client.reset(**options).observation
         self.episode_return, self.done, self.steps, self.tool_calls = 0.0, False, 0, 0
         self.observations = [obs]
-        return "\n\nAlert under investigation:\n" + json.dumps(obs.result, separators=(",", ":"))
+        return self._briefing(obs)
 
-    def _call(self, tool: str, arguments: dict[str, Any]) -> str:
+    def _call(self, name: str, arguments: dict[str, Any]) -> str:
         self.tool_calls += 1
         if self.done:
-            return "ERROR episode_done: the investigation has ended; no further tools run."
-        action = MemexAction(tool=tool, arguments=json.loads(json.dumps(arguments, default=str)))
-        if self._client is None:
-            obs = self._env.step(action)
-        else:
-            obs = self._client.step(action).observation
+            return "ERROR episode_done: the episode has ended; no further tools run."
+        action = self._action(name, json.loads(json.dumps(arguments, default=str)))
+        obs = self._env.step(action) if self._client is None else \
+            self._client.step(action).observation
         self.steps += 1
         self.episode_return += obs.reward or 0.0
         self.done = obs.done
         self.observations.append(obs)
-        return render_step(obs)
+        return self._render(obs)
 
     def get_reward(self) -> float:
-        return self.episode_return
+        return round(self.episode_return, 6)
 
     def _close(self) -> None:
-        """End a remote session (private: TRL turns every public method into a tool)."""
+        """End a remote session."""
         if self._client is not None:
             self._client.close()
 
+    @classmethod
+    def _install_tools(cls, specs: dict[str, Any], returns: str) -> None:
+        for spec in specs.values():
+            setattr(cls, spec.name, tool_method(spec, returns))
 
-for _spec in TOOLS.values():
-    setattr(MemexToolEnv, _spec.name,
-            tool_method(_spec, "The tool's result, OS events and the step reward, as text."))
+    # -- hooks --
+    def _environment(self) -> Any:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def _action(self, name: str, arguments: dict[str, Any]) -> Action:  # pragma: no cover
+        raise NotImplementedError
+
+    def _briefing(self, obs: Any) -> str:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def _render(self, obs: Any) -> str:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+class MemexToolEnv(ToolEnvironment):
+    """TRL `environment_factory` class for Memex: the 18 tools as methods.
+
+    `reset(**example)` starts an episode (example fields such as `seed`, `difficulty`, `kind`
+    are passed to the environment) and returns the alert text to append to the prompt.
+    `get_reward()` returns the episode return.
+    """
+
+    client_cls = MemexEnv
+    reset_options = ("seed", "difficulty", "kind", "variant", "case", "benign_share",
+                     "ram_pages", "kernel_capacity")
+
+    def _environment(self) -> Any:
+        from memex.server.environment import MemexEnvironment
+        return MemexEnvironment()
+
+    def _action(self, name: str, arguments: dict[str, Any]) -> MemexAction:
+        return MemexAction(tool=name, arguments=arguments)
+
+    def _briefing(self, obs: MemexObservation) -> str:
+        return "\n\nAlert under investigation:\n" + json.dumps(obs.result, separators=(",", ":"))
+
+    def _render(self, obs: MemexObservation) -> str:
+        return render_step(obs)
+
+
+MemexToolEnv._install_tools(TOOLS, "The tool's result, OS events and the step reward, as text.")
