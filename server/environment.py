@@ -29,8 +29,11 @@ Reset arguments
 
 from __future__ import annotations
 
+import functools
 import json
 import random
+import re
+from collections import Counter
 from typing import Any
 
 from openenv.core.env_server.interfaces import Environment
@@ -57,26 +60,30 @@ from memex.scenarios.onemdb import CASE_NAME, build_case
 from memex.scenarios.truth import GroundTruth
 from memex.server.case_index import CaseIndex, record_type
 from memex.server.tools import ID_PATTERN, TOOLS, Decision, ToolInputError, Toolkit
-from memex.state_manager import ASYNC_ETA_STEPS, DEFAULT_KERNEL_CAPACITY, DEFAULT_RAM_PAGES, OSState
+from memex.state_manager import (
+    ASYNC_ETA_STEPS,
+    DEFAULT_KERNEL_CAPACITY,
+    DEFAULT_RAM_PAGES,
+    Note,
+    OSState,
+)
 
 _SYSTEM_RNG = random.SystemRandom()
+# Anything shaped like a record ID; only IDs of this case count (a cheap superset of
+# ID_PATTERN, which the agent-facing note parsing uses).
+_ID_CANDIDATE = re.compile(r"[A-Z]{2,4}-[0-9A-F]{6}")
+
+
+@functools.cache
+def _section_view(section_id: str) -> SectionView:
+    return SectionView(section_id=section_id, title=SECTIONS[section_id].title,
+                       text=SECTIONS[section_id].text)
 
 
 class _ActionError(Exception):
     def __init__(self, code: str, message: str):
         super().__init__(message)
         self.code = code
-
-
-def _strings(node: Any):
-    if isinstance(node, str):
-        yield node
-    elif isinstance(node, dict):
-        for v in node.values():
-            yield from _strings(v)
-    elif isinstance(node, (list, tuple)):
-        for v in node:
-            yield from _strings(v)
 
 
 def _validation_message(exc: ValidationError) -> str:
@@ -93,7 +100,9 @@ class MemexEnvironment(Environment[MemexAction, MemexObservation, MemexState]):
     def __init__(self) -> None:
         super().__init__()
         self._case: Case | None = None
-        self._state = MemexState()
+        self._episode_id: str | None = None
+        self._counts = Counter()
+        self._decision: str | None = None
 
     # ---- lifecycle ------------------------------------------------------------------------
     def reset(self, seed: int | None = None, episode_id: str | None = None,
@@ -117,8 +126,11 @@ class MemexEnvironment(Environment[MemexAction, MemexObservation, MemexState]):
         self._done = False
         self._terminal: TerminalScore | None = None
         self._return = 0.0
-        self._state = MemexState(episode_id=episode_id, step_count=0, case_id=pub.case_id,
-                                 difficulty=pub.difficulty, step_budget=pub.step_budget)
+        self._episode_id = episode_id
+        self._counts = Counter()
+        self._decision = None
+        self._pages: dict[int, PageView] = {}
+        self._notes: dict[int, NoteView] = {}
         alert = self._toolkit.review_alert()
         self._os.add_page("review_alert", {}, alert, self._revealed(alert))
         return self._observe(tool=None, result=alert, reward=None, events=[], parts={})
@@ -129,15 +141,19 @@ class MemexEnvironment(Environment[MemexAction, MemexObservation, MemexState]):
 
     @property
     def state(self) -> MemexState:
-        if self._case is not None:
-            self._state.ram_pages = [p.page_id for p in self._os.ram]
-            self._state.kernel = list(self._os.kernel)
-            self._state.disk_notes = len(self._os.disk)
-            self._state.jobs_pending = [j.job_id for j in self._os.jobs.values()
-                                        if not j.retrieved]
-            self._state.ids_seen = len(self._os.seen)
-            self._state.ids_resident = len(self._os.resident())
-        return self._state
+        if self._case is None:
+            return MemexState()
+        os, pub = self._os, self._case.public
+        return MemexState(
+            episode_id=self._episode_id, step_count=os.step, case_id=pub.case_id,
+            difficulty=pub.difficulty, step_budget=pub.step_budget, done=self._done,
+            decision=self._decision, total_reward=round(self._return, 6),
+            page_faults=self._counts["page_faults"], async_timeouts=self._counts["async_timeouts"],
+            redundant_calls=self._counts["redundant_calls"],
+            invalid_actions=self._counts["invalid_actions"], kernel=list(os.kernel),
+            ram_pages=[p.page_id for p in os.ram], disk_notes=len(os.disk),
+            jobs_pending=[j.job_id for j in os.jobs.values() if not j.retrieved],
+            ids_seen=len(os.seen), ids_resident=len(os.resident()))
 
     def get_metadata(self) -> EnvironmentMetadata:
         return EnvironmentMetadata(
@@ -154,7 +170,6 @@ class MemexEnvironment(Environment[MemexAction, MemexObservation, MemexState]):
             return self._error_only("episode_done", "the episode has ended; call reset")
         os = self._os
         os.step += 1
-        self._state.step_count = os.step
         ev = StepEvents()
         events: list[str] = []
         tool, result, error = action.tool, None, None
@@ -177,12 +192,12 @@ class MemexEnvironment(Environment[MemexAction, MemexObservation, MemexState]):
             _, faults = os.classify(list(refs.values()))
             if faults:
                 ev.page_faults = len(faults)
-                self._state.page_faults += len(faults)
+                self._counts["page_faults"] += len(faults)
                 events += [f"page fault: {i} was no longer resident" for i in faults]
             key = json.dumps([tool, args.model_dump(mode="json")], sort_keys=True)
             if spec.category != "terminal" and key in self._calls:
                 ev.redundant = True
-                self._state.redundant_calls += 1
+                self._counts["redundant_calls"] += 1
                 events.append("redundant call: same tool and arguments as an earlier step")
             result = getattr(self._toolkit, tool)(**kwargs)
             self._calls.add(key)
@@ -192,11 +207,11 @@ class MemexEnvironment(Environment[MemexAction, MemexObservation, MemexState]):
             error = ToolError(code=exc.code, message=str(exc))
             if exc.code == "not_ready":
                 ev.async_timeout = True
-                self._state.async_timeouts += 1
+                self._counts["async_timeouts"] += 1
                 events.append(f"async timeout: {exc}")
         if error is not None and not ev.async_timeout:
             ev.invalid = True
-            self._state.invalid_actions += 1
+            self._counts["invalid_actions"] += 1
 
         if isinstance(result, Decision):
             score = score_decision(self._case.truth, result, seen=frozenset(os.seen),
@@ -216,7 +231,6 @@ class MemexEnvironment(Environment[MemexAction, MemexObservation, MemexState]):
                                 "timeout", error)
         reward, parts = ev.reward()
         self._return += reward
-        self._state.total_reward = round(self._return, 6)
         return self._observe(tool, result, reward, events, parts, error)
 
     # A step costs a fraction of a millisecond of pure Python, less than the thread hop and GIL
@@ -241,9 +255,7 @@ class MemexEnvironment(Environment[MemexAction, MemexObservation, MemexState]):
         self._done = True
         self._terminal = score
         self._return += score.total
-        self._state.done = True
-        self._state.decision = decision
-        self._state.total_reward = round(self._return, 6)
+        self._decision = decision
         meta = {"terminal": {"outcome": score.outcome, "score": score.total,
                              "components": score.components, "measures": score.measures,
                              "range": [-1.0, 1.0]},
@@ -254,21 +266,32 @@ class MemexEnvironment(Environment[MemexAction, MemexObservation, MemexState]):
     # ---- views ----------------------------------------------------------------------------
     def _revealed(self, content: Any) -> frozenset[str]:
         ids = self._ix.ids
-        return frozenset(s for s in _strings(content) if s in ids)
+        return frozenset(i for i in _ID_CANDIDATE.findall(json.dumps(content)) if i in ids)
 
     def _context(self) -> ContextView:
+        # Pages, notes and sections never change once made, so their views are built once.
         os = self._os
+        for p in os.ram:
+            if p.page_id not in self._pages:
+                self._pages[p.page_id] = PageView(
+                    page_id=p.page_id, step=p.step, tool=p.tool, arguments=p.arguments,
+                    content=p.content, ids=sorted(p.ids))
         return ContextView(
-            kernel=[SectionView(section_id=s, title=SECTIONS[s].title, text=SECTIONS[s].text)
-                    for s in os.kernel],
-            ram=[PageView(page_id=p.page_id, step=p.step, tool=p.tool, arguments=p.arguments,
-                          content=p.content, ids=sorted(p.ids)) for p in os.ram],
-            disk=[NoteView(note_id=n.note_id, step=n.step, text=n.text, ids=sorted(n.ids))
-                  for n in os.disk],
+            kernel=[_section_view(s) for s in os.kernel],
+            ram=[self._pages[p.page_id] for p in os.ram],
+            disk=[self._note_view(n) for n in os.disk],
             jobs=[JobView(job_id=j.job_id, transaction_id=j.transaction_id,
-                          requested_step=j.requested_step, ready_at_step=j.ready_at_step,
-                          status=j.status(os.step)) for j in os.jobs.values()],
+                                          requested_step=j.requested_step,
+                                          ready_at_step=j.ready_at_step,
+                                          status=j.status(os.step)) for j in os.jobs.values()],
             ram_capacity=os.ram_pages, kernel_capacity=os.kernel_capacity)
+
+    def _note_view(self, note: Note) -> NoteView:
+        view = self._notes.get(note.note_id)
+        if view is None:
+            view = self._notes[note.note_id] = NoteView(
+                note_id=note.note_id, step=note.step, text=note.text, ids=sorted(note.ids))
+        return view
 
     def _observe(self, tool: str | None, result: Any, reward: float | None, events: list[str],
                  parts: dict[str, float], error: ToolError | None = None, done: bool = False,
@@ -280,8 +303,9 @@ class MemexEnvironment(Environment[MemexAction, MemexObservation, MemexState]):
 
     def _error_only(self, code: str, message: str) -> MemexObservation:
         return MemexObservation(error=ToolError(code=code, message=message), reward=0.0,
-                                done=True, events=[], step=self._state.step_count,
-                                step_budget=self._state.step_budget)
+                                done=True, events=[],
+                                step=self._os.step if self._case is not None else 0,
+                                step_budget=self._case.public.step_budget if self._case else 0)
 
     # ---- for graders, oracles and the post-episode overlay (never sent to clients) ---------
     def ground_truth_if_done(self) -> GroundTruth | None:

@@ -59,7 +59,7 @@ def main(argv: list[str] | None = None) -> None:
     app = create_env_app(EchoEnvironment, EchoAction, EchoObservation, State, name="echo",
                          reset_model=EchoReset, max_sessions=args.max_sessions,
                          idle_timeout_s=900.0, title="echo")
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", ws="websockets",
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", ws="websockets-sansio",
                 ws_per_message_deflate=False)
 
 
