@@ -20,6 +20,7 @@ import argparse
 import json
 import random
 import statistics
+from abc import ABC, abstractmethod
 from collections import defaultdict
 from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
@@ -45,15 +46,16 @@ def seen_ids(obs: MemexObservation) -> list[str]:
     return sorted(ids)
 
 
-class Policy:
+class Policy(ABC):
     name = "policy"
     needs_case = False
 
-    def reset(self, obs: MemexObservation, case: Case | None = None) -> None:
-        pass
+    def reset(self, obs: MemexObservation, case: Case | None = None) -> None:  # noqa: B027 - optional hook
+        """Start an episode (most policies keep no state between episodes)."""
 
-    def act(self, obs: MemexObservation) -> MemexAction:  # pragma: no cover - interface
-        raise NotImplementedError
+    @abstractmethod
+    def act(self, obs: MemexObservation) -> MemexAction:
+        ...
 
 
 class ScriptedPolicy(Policy):
@@ -66,8 +68,9 @@ class ScriptedPolicy(Policy):
         self._gen = self.script(obs)
         self._first = True
 
-    def script(self, obs: MemexObservation) -> Script:  # pragma: no cover - interface
-        raise NotImplementedError
+    @abstractmethod
+    def script(self, obs: MemexObservation) -> Script:
+        ...
         yield
 
     def act(self, obs: MemexObservation) -> MemexAction:

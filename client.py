@@ -14,6 +14,7 @@ and docstrings), backed by an in-process environment or a remote server.
 from __future__ import annotations
 
 import json
+from abc import ABC, abstractmethod
 from typing import Any
 
 from openenv.core import EnvClient
@@ -73,7 +74,7 @@ def render_step(obs: MemexObservation) -> str:
     return "\n".join(parts)
 
 
-class ToolEnvironment:
+class ToolEnvironment(ABC):
     """Base of the TRL `environment_factory` classes: one episode per instance, backed by an
     in-process environment or, with `base_url`, by a server session.
 
@@ -133,17 +134,21 @@ class ToolEnvironment:
             setattr(cls, spec.name, tool_method(spec, returns))
 
     # -- hooks --
-    def _environment(self) -> Any:  # pragma: no cover - interface
-        raise NotImplementedError
+    @abstractmethod
+    def _environment(self) -> Any:
+        ...
 
-    def _action(self, name: str, arguments: dict[str, Any]) -> Action:  # pragma: no cover
-        raise NotImplementedError
+    @abstractmethod
+    def _action(self, name: str, arguments: dict[str, Any]) -> Action:
+        ...
 
-    def _briefing(self, obs: Any) -> str:  # pragma: no cover - interface
-        raise NotImplementedError
+    @abstractmethod
+    def _briefing(self, obs: Any) -> str:
+        ...
 
-    def _render(self, obs: Any) -> str:  # pragma: no cover - interface
-        raise NotImplementedError
+    @abstractmethod
+    def _render(self, obs: Any) -> str:
+        ...
 
 
 class MemexToolEnv(ToolEnvironment):

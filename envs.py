@@ -48,6 +48,7 @@ import importlib
 import json
 import re
 import time
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -299,7 +300,7 @@ def extract_call(text: str) -> tuple[str, dict[str, Any]] | None:
 
 # ---- the adapter ------------------------------------------------------------------------------
 
-class EnvAdapter:
+class EnvAdapter(ABC):
     """Base class of environment adapters; see the module docstring for the contract."""
 
     name: str
@@ -354,8 +355,9 @@ class EnvAdapter:
         return out
 
     # -- prompting (one renderer for inference, training and evaluation) --
+    @abstractmethod
     def system_prompt(self, obs: Any, *, tool_list: bool, compact: bool = False) -> str:
-        raise NotImplementedError
+        ...
 
     def observation_payload(self, obs: Any) -> dict[str, Any]:
         """The observation JSON placed in the prompt's `<observation>` block."""
@@ -379,20 +381,21 @@ class EnvAdapter:
                 {"role": "user", "content": user}]
 
     # -- replies --
+    @abstractmethod
     def tool_schemas(self) -> list[dict[str, Any]]:
         """Tools in OpenAI function-calling format."""
-        raise NotImplementedError
 
+    @abstractmethod
     def validate_call(self, name: str, arguments: dict[str, Any]) -> str | None:
         """None if `name(**arguments)` is a well-formed call, else why not."""
-        raise NotImplementedError
 
+    @abstractmethod
     def make_action(self, name: str, arguments: dict[str, Any]) -> Any:
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def action_call(self, action: Any) -> tuple[str, dict[str, Any]]:
         """Inverse of `make_action`: (tool name, arguments) of an action."""
-        raise NotImplementedError
 
     def action_text(self, action: Any) -> str:
         """The canonical text reply for `action` (supervised warm-start targets)."""
@@ -420,32 +423,35 @@ class EnvAdapter:
         return self.make_action("", {})
 
     # -- truth, measurement, training signals --
+    @abstractmethod
     def case_for(self, spec: EpisodeSpec) -> Any:
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def truth_json(self, case: Any) -> Any:
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def outcome(self, episode: Episode) -> str:
-        raise NotImplementedError
+        ...
 
+    @abstractmethod
     def metrics(self, episode: Episode) -> dict[str, float | None]:
         """Per-episode measurements; `None` where a measure is undefined for this episode (an
         aggregate is the mean over episodes where it is defined)."""
-        raise NotImplementedError
 
     def success(self, episode: Episode) -> bool:
         """The per-trial success that pass^k counts."""
         return bool(self.metrics(episode).get("decision_accuracy"))
 
+    @abstractmethod
     def reward_components(self, episode: Episode) -> dict[str, float]:
         """Training signals in [0, 1] from a finished episode: "quality" and "os"."""
-        raise NotImplementedError
 
+    @abstractmethod
     def timeout_return(self, case: Any) -> float:
         """Terminal reward the environment gives a timeout on `case` (used when a trainer caps
         an episode's turns below the environment's own budget)."""
-        raise NotImplementedError
 
 
 # ---- Memex ------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import random
 import statistics
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -83,15 +84,16 @@ STRESS_RANK = {"normal": 0, "elevated": 1, "severe": 2}
 Alarm = tuple[int, bool, frozenset[str]]   # stress rank, drawdown discipline, position alerts
 
 
-class Policy:
+class Policy(ABC):
     name = "policy"
     needs_case = False
 
-    def reset(self, obs: CommitteeObservation, case: World | None = None) -> None:
-        pass
+    def reset(self, obs: CommitteeObservation, case: World | None = None) -> None:  # noqa: B027 - optional hook
+        """Start an episode (most policies keep no state between episodes)."""
 
-    def act(self, obs: CommitteeObservation) -> CommitteeAction:  # pragma: no cover
-        raise NotImplementedError
+    @abstractmethod
+    def act(self, obs: CommitteeObservation) -> CommitteeAction:
+        ...
 
 
 # ---- probes and trivial baselines --------------------------------------------------------
