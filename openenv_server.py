@@ -34,8 +34,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--log-level", default="info")
     args = p.parse_args(argv)
     app = create_memex_app(args.max_sessions, args.session_timeout, args.reveal_truth_after_done)
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, ws="websockets-sansio",
-                ws_per_message_deflate=args.ws_compression)
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level,
+                ws="websockets-sansio", ws_per_message_deflate=args.ws_compression)
 
 
 if __name__ == "__main__":

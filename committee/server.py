@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--log-level", default="info")
     args = p.parse_args(argv)
     uvicorn.run(create_committee_app(args.max_sessions, args.session_timeout), host=args.host,
-                port=args.port, log_level=args.log_level, ws="websockets")
+                port=args.port, log_level=args.log_level, ws="websockets-sansio")
 
 
 if __name__ == "__main__":
