@@ -311,6 +311,7 @@ class EnvAdapter(ABC):
     client_cls: type
     server_module: str
     tool_env_cls: type
+    tool_specs: Mapping[str, Any]  # name -> server.declarations.ToolSpec, declared once
     policies: Mapping[str, Callable[..., Any]]
     eval_policies: tuple[str, ...]
     demonstrator: str
@@ -381,13 +382,23 @@ class EnvAdapter(ABC):
                 {"role": "user", "content": user}]
 
     # -- replies --
-    @abstractmethod
     def tool_schemas(self) -> list[dict[str, Any]]:
         """Tools in OpenAI function-calling format."""
+        return [spec.openai_tool() for spec in self.tool_specs.values()]
 
-    @abstractmethod
     def validate_call(self, name: str, arguments: dict[str, Any]) -> str | None:
         """None if `name(**arguments)` is a well-formed call, else why not."""
+        from pydantic import ValidationError
+
+        spec = self.tool_specs.get(name)
+        if spec is None:
+            return f"unknown tool {name!r}; tools: {', '.join(self.tool_specs)}"
+        try:
+            spec.args_model.model_validate(arguments)
+        except ValidationError as exc:
+            return "; ".join(f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}"
+                             for e in exc.errors(include_url=False)[:4])
+        return None
 
     @abstractmethod
     def make_action(self, name: str, arguments: dict[str, Any]) -> Any:
@@ -520,7 +531,7 @@ class MemexAdapter(EnvAdapter):
             "findings recall and typology accuracy over suspicious cases (the alert rule hints "
             "at the typology family, so a blind SAR names it correctly). Kernel loads: "
             "distinct manual sections loaded.")
-        self._tools = TOOLS
+        self.tool_specs = TOOLS
 
     def reset_options(self, task: str, difficulty: str, seed: int | None) -> dict[str, Any]:
         if task == "1mdb":
@@ -538,7 +549,7 @@ class MemexAdapter(EnvAdapter):
         if tool_list:
             if compact:
                 lines = [f"- {spec.name}({self._signature(spec)})"
-                         for spec in self._tools.values()]
+                         for spec in self.tool_specs.values()]
                 text += "\nTools:\n" + "\n".join(lines) + "\n"
             else:
                 text += "\nTools:\n" + prompt_tool_list() + "\n"
@@ -581,22 +592,6 @@ class MemexAdapter(EnvAdapter):
                 "Reply with your next tool call.")
 
     # -- replies --
-    def tool_schemas(self) -> list[dict[str, Any]]:
-        return [spec.openai_tool() for spec in self._tools.values()]
-
-    def validate_call(self, name: str, arguments: dict[str, Any]) -> str | None:
-        from pydantic import ValidationError
-
-        spec = self._tools.get(name)
-        if spec is None:
-            return f"unknown tool {name!r}"
-        try:
-            spec.args_model.model_validate(arguments)
-        except ValidationError as exc:
-            return "; ".join(f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}"
-                             for e in exc.errors(include_url=False)[:4])
-        return None
-
     def make_action(self, name: str, arguments: dict[str, Any]) -> Any:
         from memex.models import MemexAction
 

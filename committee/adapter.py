@@ -22,8 +22,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from pydantic import ValidationError
-
 from memex.committee.actions import ACTIONS
 from memex.committee.client import CommitteeEnv, CommitteeToolEnv
 from memex.committee.environment import WIRE_PARAMS, CommitteeEnvironment
@@ -87,6 +85,7 @@ class CommitteeAdapter(EnvAdapter):
     client_cls = CommitteeEnv
     server_module = "memex.committee.server"
     tool_env_cls = CommitteeToolEnv
+    tool_specs = ACTIONS
     policies = POLICIES
     eval_policies = (*BASELINES, "regime_oracle")
     demonstrator = "heuristic"
@@ -131,20 +130,6 @@ class CommitteeAdapter(EnvAdapter):
         return render_observation(obs)
 
     # -- replies --
-    def tool_schemas(self) -> list[dict[str, Any]]:
-        return [spec.openai_tool() for spec in ACTIONS.values()]
-
-    def validate_call(self, name: str, arguments: dict[str, Any]) -> str | None:
-        spec = ACTIONS.get(name)
-        if spec is None:
-            return f"unknown action {name!r}; actions: {', '.join(ACTIONS)}"
-        try:
-            spec.args_model.model_validate(arguments)
-        except ValidationError as exc:
-            return "; ".join(f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}"
-                             for e in exc.errors(include_url=False)[:4])
-        return None
-
     def make_action(self, name: str, arguments: dict[str, Any]) -> Any:
         return CommitteeAction(action_type=name, **arguments)
 
