@@ -21,7 +21,6 @@ next to the configured default.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 import time
@@ -35,9 +34,8 @@ from memex.agent_os_core.l3_index import (
     get_embedder,
 )
 from memex.agent_os_core.memory_manager import MemoryManager, TokenCounter
-from memex.baselines import Heuristic
-from memex.server.environment import MemexEnvironment
 from memex.server.tools import ID_PATTERN
+from memex.testing.episodes import play_into_memory
 
 KINDS = ("structuring", "layering", "trade_based")
 GOAL_RECALL_AT_5 = 0.95
@@ -74,19 +72,6 @@ def describe(record: dict) -> str:
     return " ".join(parts)
 
 
-def play(seed: int, kind: str, memory: MemoryManager):
-    env = MemexEnvironment()
-    obs = env.reset(seed=seed, difficulty="hard", kind=kind)
-    policy = Heuristic()
-    policy.reset(obs)
-    memory.observe(None, json.loads(obs.model_dump_json()))
-    while not obs.done:
-        action = policy.act(obs)
-        obs = env.step(action)
-        memory.observe(action.model_dump(exclude={"metadata"}), json.loads(obs.model_dump_json()))
-    return env.current_case
-
-
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--cases", type=int, default=12)
@@ -106,7 +91,8 @@ def main(argv: list[str] | None = None) -> None:
             kind = KINDS[i % len(KINDS)]
             key = f"case{i}"
             mem = MemoryManager(key, counter, l3=l3, l1_tokens=args.l1_tokens)
-            case = play(SEED_START + i, kind, mem)
+            case = play_into_memory(mem, seed=SEED_START + i, difficulty="hard",
+                                    kind=kind).current_case
             evicted_turns += mem.stats.evicted
             chunks += mem.stats.archived_chunks
             in_l1 = {x for t in mem.l1 for c in t.chunks("") for x in c.ids}

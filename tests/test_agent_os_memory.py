@@ -23,8 +23,7 @@ from memex.agent_os_core.memory_manager import (
     TokenCounter,
     Turn,
 )
-from memex.baselines import Heuristic
-from memex.server.environment import MemexEnvironment
+from memex.testing.episodes import play_into_memory
 from memex.testing.servers import free_port
 
 
@@ -34,19 +33,9 @@ def counter() -> TokenCounter:
 
 
 def play(seed: int, difficulty: str, kind: str | None, memory: MemoryManager,
-         check=lambda m: None):
-    """Run the heuristic in-process, feeding every step to `memory` as the server's JSON."""
-    env = MemexEnvironment()
-    obs = env.reset(seed=seed, difficulty=difficulty, kind=kind)
-    policy = Heuristic()
-    policy.reset(obs)
-    memory.observe(None, json.loads(obs.model_dump_json()))
-    while not obs.done:
-        action = policy.act(obs)
-        obs = env.step(action)
-        memory.observe(action.model_dump(exclude={"metadata"}), json.loads(obs.model_dump_json()))
-        check(memory)
-    return env
+         check=None):
+    return play_into_memory(memory, seed=seed, difficulty=difficulty, kind=kind,
+                            after_step=check)
 
 
 def test_token_counter_uses_the_shipped_cl100k_encoding(counter):
