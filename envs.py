@@ -22,8 +22,9 @@ An adapter says, in one place per concept:
   `outcome(episode)`, `success(episode)` (what pass^k counts), and for reports
   `summary_metrics` (measure, label) columns, `metrics_note`, `success_label`;
 - LLM prompts: `messages(obs, key)` — the one observation -> prompt renderer — and
-  `tool_schemas()`; LLM replies: `parse(text)` / `parse_call(name, args)` -> `ParsedAction`,
-  `action_call(action)`, `action_text(action)`;
+  `tool_schemas()`, which like `validate_call` comes from `tool_specs` (name -> the declared
+  `ToolSpec`s of `server/declarations.py`); LLM replies: `parse(text)` /
+  `parse_call(name, args)` -> `ParsedAction`, `action_call(action)`, `action_text(action)`;
 - training: `reward_components(episode)` ("quality", "os"), `timeout_return(case)`.
 
 A policy is any object with `name`, `needs_case`, `reset(obs, case=None)` and
@@ -32,7 +33,7 @@ an `Episode` record that every consumer measures, logs and traces the same way.
 
 Implementing another environment: subclass `EnvAdapter`, set the attributes above, implement
 the methods the base class leaves open (`case_for`, `truth_json`, `metrics`, `outcome`,
-`system_prompt`, `tool_schemas`, `validate_call`, `make_action`, `action_call`,
+`system_prompt`, `make_action`, `action_call`,
 `reward_components`, `timeout_return`), expose an instance and register it
 (`register(name, "module:attr")`).
 The generic parts — sessions, the seeded grid, JSON tool-call parsing, the observation block —
