@@ -13,7 +13,7 @@ PORT ?= 7860
 # Every dependency, transitive ones included, is pinned by constraints.txt (see `make lock`).
 CONSTRAINTS := -c constraints.txt
 
-.PHONY: run test lint bench lock run-committee committee-baselines baselines clean
+.PHONY: run test test-fast lint bench soak lock run-committee committee-baselines baselines clean
 
 # ---- Python -------------------------------------------------------------------------------
 $(VENV)/.created:
@@ -68,7 +68,11 @@ lint: $(VENV)/.all
 test: lint $(VENV)/.agent_os frontend/dist/index.html $(CHROMIUM)
 	cd agent_os_core && PYO3_PYTHON=$(abspath $(PY)) MEMEX_PYTHON=$(abspath $(PY)) \
 		cargo test --release --locked --features python
-	MEMEX_REQUIRE_E2E=1 HF_HUB_OFFLINE=1 $(PY) -m pytest -q
+	MEMEX_REQUIRE_E2E=1 MEMEX_REQUIRE_AGENT_OS=1 HF_HUB_OFFLINE=1 $(PY) -m pytest -q
+
+# The unit tier only (tests/unit, in process, under a minute): for day-to-day work.
+test-fast: $(VENV)/.all
+	HF_HUB_OFFLINE=1 $(PY) -m pytest -q -m unit tests/unit
 
 # ---- more ---------------------------------------------------------------------------------
 bench: $(VENV)/.agent_os
@@ -77,11 +81,15 @@ bench: $(VENV)/.agent_os
 	$(PY) benchmarks/bench_agent_os.py
 	$(PY) benchmarks/bench_memory.py
 
+# docs/reliability.md: a bounded load/fault/bad-input run against one server on 127.0.0.1.
+soak: $(VENV)/.core
+	$(PY) benchmarks/soak.py --episodes 5000 --out docs/reliability.md
+
 # docs/baselines.md: the baseline table on the test split (traces go to runs/, not docs/).
 baselines: $(VENV)/.all
-	$(PY) -m memex.eval_harness --serve --split test --episodes 10 --repeats 8 \
-		--policies heuristic,oracle,random,always_sar,always_close,all_codes_sar,tool_spam,os_farming,never_decide \
-		--workers 8 --traces first --out runs/baselines --report docs/baselines.md \
+	$(PY) -m memex.evaluation.harness --serve --split test --episodes 5 --repeats 2 \
+		--policies heuristic,oracle,random,always_sar,always_close,all_codes_sar,tool_spam,os_farming,never_decide,memorised_closer,memorised_sar,alert_only,one_lookup \
+		--workers 4 --traces first --out runs/baselines --report docs/baselines.md \
 		--plots-dir docs/baselines --title "Memex baselines on the test split"
 
 run-committee: $(VENV)/.core

@@ -5,23 +5,31 @@ the system prompt with the kernel's loaded manual sections, then the observation
 disk notes, async jobs, the last result and OS events) — never an ever-growing chat history.
 That is the memory the environment models: what has been evicted from RAM and not written to
 disk is gone, for the agent as for the environment. The renderer is `EnvAdapter.messages`
-(`envs.py`), shared with the GRPO trainer and the evaluation harness.
+(`memex.envkit.adapter`), shared with the GRPO trainer and the evaluation harness.
 
 Replies are read as native tool calls (OpenAI function calling, `--tool-mode native`) or as JSON
 in the text (`{"tool": ..., "arguments": {...}}`, `--tool-mode text`, reasoning around it
-allowed). A malformed reply, or a call that breaks the tool's schema, costs a retry with the
-reason added to the prompt (`--max-retries`), not a crash; only when retries run out is the step
-spent on it (the environment answers with its typed error).
+allowed); `auto` (the default) probes whether the server's chat template renders tools at all
+and falls back to text if not. The parser is strict (`envkit.replies`): a call must name a
+declared tool. A reply without a valid call costs a re-ask with the reason added to the prompt
+(`--reply-retries`), not a crash; only when re-asks run out is the step spent on it.
 
-Configuration: `API_BASE_URL`, `MODEL_NAME` and the API key from `API_KEY`, `OPENAI_API_KEY` or
-`HF_TOKEN` (flags override). `ENV_URL` (or `--env-url`) points at a running environment server;
-without it the environment runs in process. Every episode prints
+Configuration: the shared LLM options of `envkit.llm_options` (flags or environment variables:
+`API_BASE_URL`, `MODEL_NAME`, `API_KEY`, `LLM_TIMEOUT_S`, `LLM_MAX_TOKENS`, ...; no public
+default: the endpoint and model are required and `GET /models` is checked first). `ENV_URL`
+(or `--env-url`) points at a running environment server; without it the environment runs in
+process. A model-server failure (after `--max-retries`) ends that episode with outcome `error`
+and the run continues. Every episode prints
 
     [START] task=<episode key> env=<env> model=<model>
     [STEP] step=<n> action=<tool>(<arguments>) reward=<r> done=<true|false> error=<code|null>
+        verdict=<valid|invalid|no_call> reason=<"why"|null> reply=<"raw reply, truncated">
     [END] success=<true|false> steps=<n> score=<terminal> return=<sum> outcome=<o> rewards=<r,...>
+        [error="<one line>"]
 
-    API_BASE_URL=https://api.openai.com/v1 MODEL_NAME=gpt-4.1-mini OPENAI_API_KEY=... \\
+and a summary line on stderr with reply verdict counts and endpoint errors.
+
+    API_BASE_URL=http://127.0.0.1:8000/v1 MODEL_NAME=my-model \\
         .venv/bin/python -m memex.inference                # easy, medium and hard, one each
     .venv/bin/python -m memex.inference --checkpoint runs/grpo/final --difficulties easy
 """
@@ -36,14 +44,31 @@ import secrets
 import shutil
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memex.envs import EnvAdapter, Episode, EpisodeSpec, ParsedAction, get_adapter, play
+from memex.envkit.adapter import EnvAdapter, get_adapter
+from memex.envkit.episodes import Episode, EpisodeSpec
+from memex.envkit.llm_options import (
+    EndpointError,
+    LLMOptions,
+    add_llm_arguments,
+    describe_error,
+    options_from_args,
+    prepare_endpoint,
+    token_counter,
+)
+from memex.envkit.replies import ParsedAction
 
-DEFAULT_MAX_RETRIES = 3
+DEFAULT_REPLY_RETRIES = 3
+RETRY_STATUS = (408, 429)  # and every 5xx
+BACKOFF_S = 0.5
+BACKOFF_CAP_S = 8.0
+REPLY_CHARS = 400  # raw reply kept in traces and [STEP] lines
+MESSAGE_OVERHEAD_TOKENS = 8  # chat-template tokens around each message, roughly
 SMOLLM2_ALIAS = "smollm2-135m"
 PROMPTING_FILE = "prompting.json"  # renderer settings a checkpoint was trained with
 
@@ -55,29 +80,46 @@ class Reply:
 
 
 class OpenAIBackend:
-    """Chat completions on an OpenAI-compatible endpoint (the `openai` client)."""
+    """Chat completions on an OpenAI-compatible endpoint (the `openai` client), bounded by
+    `LLMOptions`: its timeout, `max_retries` retries with backoff of requests that failed to
+    connect or got 408/429/5xx (the client's own silent retries are off), then an
+    `EndpointError` (one line), which ends the episode with outcome "error"."""
 
-    def __init__(self, base_url: str | None = None, model: str | None = None,
-                 api_key: str | None = None, temperature: float = 0.0, max_tokens: int = 768,
-                 timeout_s: float = 120.0):
+    def __init__(self, options: LLMOptions):
         from openai import OpenAI
 
-        self.base_url = base_url or os.environ.get("API_BASE_URL", "https://api.openai.com/v1")
-        self.model = model or os.environ.get("MODEL_NAME", "gpt-4.1-mini")
-        key = api_key or next((os.environ[k] for k in ("API_KEY", "OPENAI_API_KEY", "HF_TOKEN")
-                               if os.environ.get(k)), "EMPTY")
-        self.client = OpenAI(base_url=self.base_url, api_key=key, timeout=timeout_s)
-        self.label = self.model
-        self.temperature = temperature
-        self.max_tokens = max_tokens
+        options.require()
+        self.options = options
+        self.base_url, self.model = options.base_url, options.model
+        self.client = OpenAI(base_url=options.base_url, api_key=options.key,
+                             timeout=options.timeout_s, max_retries=0)
+        self.label = options.model
+        self.temperature = options.temperature
+        self.max_tokens = options.max_tokens
 
     def complete(self, messages: list[dict[str, str]],
                  tools: list[dict[str, Any]] | None = None) -> Reply:
+        import openai
+
         kwargs: dict[str, Any] = {"model": self.model, "messages": messages,
                                   "temperature": self.temperature, "max_tokens": self.max_tokens}
         if tools:
             kwargs["tools"] = tools
-        message = self.client.chat.completions.create(**kwargs).choices[0].message
+        for attempt in range(self.options.max_retries + 1):
+            try:
+                response = self.client.chat.completions.create(**kwargs)
+                message = response.choices[0].message
+                break
+            except openai.APITimeoutError as exc:  # the server is still busy with it
+                raise EndpointError(describe_error(exc, self.options)) from None
+            except (openai.APIConnectionError, openai.APIStatusError) as exc:
+                status = getattr(exc, "status_code", None)
+                if (status is not None and status not in RETRY_STATUS and status < 500) or \
+                        attempt == self.options.max_retries:
+                    raise EndpointError(describe_error(exc, self.options)) from None
+                time.sleep(min(BACKOFF_CAP_S, BACKOFF_S * 2 ** attempt))
+            except (IndexError, AttributeError, TypeError) as exc:
+                raise EndpointError(f"malformed response from {self.base_url}: {exc}") from None
         calls = [(c.function.name, c.function.arguments or "{}")
                  for c in (message.tool_calls or []) if getattr(c, "function", None)]
         return Reply(message.content or "", calls)
@@ -188,50 +230,105 @@ class LocalBackend:
 
 class LLMPolicy:
     """An LLM as a policy (`reset`/`act`, like the baselines): one request per step, the prompt
-    rebuilt from the observation's context, replies parsed into actions with retries."""
+    rebuilt from the observation's context (within `prompt_tokens` when given), replies parsed
+    strictly into actions with `reply_retries` re-asks. Every step's reply is kept in
+    `last_reply` (raw text truncated, verdict, reason, prompt tokens and budget), which the
+    episode loop records for traces and [STEP] lines; `stats` counts requests and verdicts."""
 
     needs_case = False
 
     def __init__(self, adapter: EnvAdapter, backend: Any, *, tool_mode: str = "native",
-                 max_retries: int = DEFAULT_MAX_RETRIES, compact: bool = False,
-                 max_prompt_chars: int | None = None, name: str | None = None):
+                 reply_retries: int = DEFAULT_REPLY_RETRIES, compact: bool = False,
+                 max_prompt_chars: int | None = None, prompt_tokens: int | None = None,
+                 count_tokens: Callable[[str], int] | None = None, name: str | None = None,
+                 run_token: bool = False):
         if tool_mode not in ("native", "text"):
             raise ValueError("tool_mode must be 'native' or 'text'")
         self.adapter = adapter
         self.backend = backend
         self.tool_mode = tool_mode
-        self.max_retries = max_retries
+        self.reply_retries = reply_retries
         self.compact = compact
         self.max_prompt_chars = max_prompt_chars
+        self.prompt_tokens = prompt_tokens
+        if prompt_tokens is not None and count_tokens is None:
+            count_tokens = token_counter()
+        self.count_tokens = count_tokens
         self.name = name or f"llm:{backend.label}"
         self.episode_key: str | None = None  # set before reset to choose the next episode's key
         self.key = ""
-        self._run = secrets.token_hex(3)
+        # Prompts are identical run to run unless a per-run token is asked for.
+        self._run = secrets.token_hex(3) if run_token else ""
         self._episodes = 0
-        self.stats = {"requests": 0, "retries": 0, "rejected_steps": 0}
-        self.last_reasoning = ""
+        self.stats: dict[str, Any] = {"requests": 0, "retries": 0, "rejected_steps": 0,
+                                      "verdicts": Counter(), "reasons": Counter()}
+        self.last_reply: dict[str, Any] | None = None
+        self._tools = adapter.tool_schemas() if tool_mode == "native" else None
+        self._tools_tokens = 0
+        if self._tools and count_tokens is not None:
+            self._tools_tokens = count_tokens(json.dumps(self._tools))
 
     def reset(self, obs: Any, case: Any = None) -> None:
-        # A fresh key per episode: the key names the episode to the server (the test double
-        # keeps one agent, and caches its answers, per key).
+        # A key per episode names it to the server (the test double keeps one agent per key);
+        # deterministic, so temperature-0 runs send identical prompts.
         self._episodes += 1
-        self.key = self.episode_key or f"{self._run}-{self._episodes}"
+        key = self.episode_key or f"episode-{self._episodes}"
+        self.key = f"{self._run}-{key}" if self._run else key
         self.episode_key = None
 
+    def prompt_size(self, messages: list[dict[str, str]]) -> int:
+        """Tokens of a prompt as counted here: message texts, a few per message, the tools."""
+        assert self.count_tokens is not None
+        return self._tools_tokens + sum(self.count_tokens(m["content"]) +
+                                        MESSAGE_OVERHEAD_TOKENS for m in messages)
+
+    def messages(self, obs: Any, note: str | None = None) -> tuple[list[dict[str, str]],
+                                                                    int | None]:
+        """The prompt for `obs` and its token count (None without a counter). Over the budget,
+        the observation is re-rendered with smaller character allowances, which elide the
+        oldest RAM pages' contents first; if that is not enough, the tool list is shortened to
+        signatures too. The kernel (system prompt) and the latest result are never cut."""
+
+        def render(limit: int | None, compact: bool) -> list[dict[str, str]]:
+            return self.adapter.messages(obs, self.key, tool_list=self.tool_mode == "text",
+                                         compact=compact, max_chars=limit, note=note)
+
+        messages = render(self.max_prompt_chars, self.compact)
+        if self.count_tokens is None:
+            return messages, None
+        size = self.prompt_size(messages)
+        limit = self.max_prompt_chars
+        for compact in dict.fromkeys((self.compact, True)):
+            if compact != self.compact:  # RAM already elided as far as it goes
+                messages = render(limit, compact)
+                size = self.prompt_size(messages)
+            for _ in range(5):
+                if self.prompt_tokens is None or size <= self.prompt_tokens:
+                    return messages, size
+                user = messages[-1]["content"]
+                share = 1 - (size - self.prompt_tokens) / max(1, self.count_tokens(user))
+                shorter = int(len(user) * max(0.0, share) * 0.95)
+                limit = max(0, min(shorter, int((limit or len(user)) * 0.8)))
+                messages = render(limit, compact)
+                size = self.prompt_size(messages)
+        return messages, size
+
     def act(self, obs: Any) -> Any:
-        tools = self.adapter.tool_schemas() if self.tool_mode == "native" else None
         note = None
         parsed = ParsedAction("unparseable", error="no reply")
-        for attempt in range(self.max_retries + 1):
-            messages = self.adapter.messages(obs, self.key,
-                                             tool_list=self.tool_mode == "text",
-                                             compact=self.compact,
-                                             max_chars=self.max_prompt_chars, note=note)
+        reply = Reply()
+        for attempt in range(self.reply_retries + 1):
+            messages, size = self.messages(obs, note)
             self.stats["requests"] += 1
             self.stats["retries"] += attempt > 0
-            reply = self.backend.complete(messages, tools)
-            self.last_reasoning = reply.text.strip()
+            reply = self.backend.complete(messages, self._tools)
             parsed = self._read(reply)
+            self.stats["verdicts"][parsed.verdict] += 1
+            if parsed.verdict != "valid":
+                self.stats["reasons"][_reason_kind(parsed.error)] += 1
+            self.last_reply = {"raw": _raw(reply)[:REPLY_CHARS], "verdict": parsed.verdict,
+                               "reason": parsed.error, "attempts": attempt + 1,
+                               "prompt_tokens": size, "budget": self.prompt_tokens}
             if parsed.status == "ok":
                 return parsed.action
             note = (f"Your previous reply was rejected ({parsed.error}). Reply with exactly one "
@@ -253,6 +350,26 @@ class LLMPolicy:
         return self.adapter.parse(reply.text)
 
 
+def _raw(reply: Reply) -> str:
+    """The reply as text: its content, then any native calls."""
+    calls = " ".join(f"<tool_call>{name}({args})</tool_call>" for name, args in reply.tool_calls)
+    return " ".join(x for x in (reply.text.strip(), calls) if x)
+
+
+def _reason_kind(reason: str | None) -> str:
+    """A rejection reason without its specifics, for counting."""
+    text = (reason or "unknown").split(";")[0].split(":")[0]
+    return text.strip()[:60]
+
+
+def reply_summary(stats: dict[str, Any]) -> str:
+    """`V valid, I invalid, N no-call (reason n, ...)` for a policy's `stats`."""
+    v = stats["verdicts"]
+    reasons = ", ".join(f"{k} {n}" for k, n in stats["reasons"].most_common(4))
+    return (f"replies: {v['valid']} valid, {v['invalid']} invalid, {v['no_call']} no-call"
+            + (f" ({reasons})" if reasons else ""))
+
+
 # ---- episodes with [START] / [STEP] / [END] lines ---------------------------------------------
 
 def _flag(value: bool) -> str:
@@ -260,30 +377,43 @@ def _flag(value: bool) -> str:
 
 
 def step_line(adapter: EnvAdapter, episode: Episode) -> str:
+    """`[STEP] ...`; for LLM policies also the reply's verdict, the reason it was rejected and
+    the raw reply (JSON-quoted, truncated to `REPLY_CHARS`)."""
     obs, action = episode.final, episode.actions[-1]
     name, arguments = adapter.action_call(action)
     error = obs.error.code if getattr(obs, "error", None) is not None else "null"
-    return (f"[STEP] step={episode.steps} action={name}("
+    line = (f"[STEP] step={episode.steps} action={name}("
             f"{json.dumps(arguments, separators=(',', ':'), default=str)}) "
             f"reward={float(obs.reward or 0.0):.3f} done={_flag(obs.done)} error={error}")
+    reply = episode.replies[-1] if episode.replies else None
+    if reply:
+        line += (f" verdict={reply['verdict']} reason={json.dumps(reply['reason'])} "
+                 f"reply={json.dumps(reply['raw'])}")
+    return line
 
 
 def end_line(adapter: EnvAdapter, episode: Episode) -> str:
     terminal = (episode.final.metadata or {}).get("terminal") or {}
     score = terminal.get("score")
-    return (f"[END] success={_flag(episode.done and adapter.success(episode))} "
+    line = (f"[END] success={_flag(episode.done and adapter.success(episode))} "
             f"steps={episode.steps} score={'null' if score is None else f'{score:.3f}'} "
-            f"return={episode.episode_return:.3f} outcome={adapter.outcome(episode)} "
+            f"return={episode.episode_return:.3f} outcome={adapter.episode_outcome(episode)} "
             f"rewards={','.join(f'{r:.3f}' for r in episode.rewards)}")
+    if episode.error:
+        line += f" error={json.dumps(episode.error)}"
+    return line
 
 
 def run_logged(adapter: EnvAdapter, session: Any, policy: Any, spec: EpisodeSpec, *,
                model: str, log: Callable[[str], None] = print,
                max_steps: int | None = None) -> Episode:
-    """Play one episode, printing the three log-line kinds."""
+    """Play one episode, printing the three log-line kinds. An endpoint failure ends the
+    episode (outcome "error", [END] still printed); the episode key is the spec's."""
     log(f"[START] task={spec.key} env={adapter.name} model={model}")
-    episode = play(adapter, session, policy, spec, max_steps=max_steps,
-                   on_step=lambda ep: log(step_line(adapter, ep)))
+    if hasattr(policy, "episode_key"):
+        policy.episode_key = spec.key
+    episode = adapter.play(session, policy, spec, max_steps=max_steps,
+                           on_step=lambda ep: log(step_line(adapter, ep)))
     log(end_line(adapter, episode))
     return episode
 
@@ -302,8 +432,10 @@ def default_specs(adapter: EnvAdapter, difficulties: list[str], episodes: int,
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Exit status 0 if at least one episode ran without an endpoint failure, 1 if none did,
+    2 if the endpoint is not configured or fails its check."""
     p = argparse.ArgumentParser(description="ReAct agent for an OpenAI-compatible endpoint.")
-    p.add_argument("--env", default="memex", help="environment adapter (envs.py)")
+    p.add_argument("--env", default="memex", help="environment adapter (envkit registry name)")
     p.add_argument("--env-url", default=os.environ.get("ENV_URL"),
                    help="running environment server; default: in process")
     p.add_argument("--difficulties", default="easy,medium,hard")
@@ -311,51 +443,59 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--tasks", default=None, help="comma list of kinds/tasks (default: rotate)")
     p.add_argument("--split", default="test")
     p.add_argument("--seed-offset", type=int, default=0)
-    p.add_argument("--api-base-url", default=os.environ.get("API_BASE_URL"))
-    p.add_argument("--model", default=os.environ.get("MODEL_NAME"))
-    p.add_argument("--api-key", default=None)
     p.add_argument("--checkpoint", default=None,
                    help="local model dir / LoRA checkpoint / smollm2-135m instead of an API")
-    p.add_argument("--tool-mode", choices=("native", "text"), default="native")
-    p.add_argument("--max-retries", type=int, default=DEFAULT_MAX_RETRIES)
-    p.add_argument("--temperature", type=float, default=0.0)
-    p.add_argument("--max-tokens", type=int, default=768)
-    p.add_argument("--max-steps", type=int, default=None, help="cap steps per episode")
     p.add_argument("--trace-dir", default=None, help="write one JSONL trace per episode here")
+    add_llm_arguments(p)
     args = p.parse_args(argv)
+    opts = options_from_args(args)
 
     adapter = get_adapter(args.env)
     if args.checkpoint:
-        backend: Any = LocalBackend(args.checkpoint, args.temperature, args.max_tokens)
-        model, tool_mode = args.checkpoint, "text"
+        backend: Any = LocalBackend(args.checkpoint, opts.temperature, opts.max_tokens)
+        model, opts = args.checkpoint, opts.replace(tool_mode="text")
     else:
-        backend = OpenAIBackend(args.api_base_url, args.model, args.api_key, args.temperature,
-                                args.max_tokens)
-        model, tool_mode = backend.model, args.tool_mode
+        try:
+            opts = prepare_endpoint(opts)
+        except EndpointError as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return 2
+        backend = OpenAIBackend(opts)
+        model = backend.model
     prompting = getattr(backend, "prompting", {})
-    policy = LLMPolicy(adapter, backend, tool_mode=tool_mode, max_retries=args.max_retries,
+    policy = LLMPolicy(adapter, backend, tool_mode=opts.tool_mode,
+                       reply_retries=opts.reply_retries,
                        compact=prompting.get("compact", False),
-                       max_prompt_chars=prompting.get("max_chars"))
+                       max_prompt_chars=prompting.get("max_chars"),
+                       prompt_tokens=opts.prompt_tokens,
+                       count_tokens=token_counter(opts.tokenizer)
+                       if opts.prompt_tokens else None, run_token=opts.run_token)
     specs = default_specs(adapter, args.difficulties.split(","), args.episodes,
                           args.tasks.split(",") if args.tasks else None, args.split,
                           args.seed_offset)
     session = adapter.open(args.env_url)
-    successes = 0
+    successes = errors = 0
     started = time.perf_counter()
     try:
         for spec in specs:
             episode = run_logged(adapter, session, policy, spec, model=model,
-                                 max_steps=args.max_steps)
+                                 max_steps=opts.max_steps)
             successes += adapter.success(episode) if episode.done else 0
+            if episode.error:
+                errors += 1
+                if errors == 1:
+                    print(f"# endpoint error in {spec.key}: {episode.error} (episode ended; "
+                          "continuing)", file=sys.stderr)
             if args.trace_dir:
-                episode.trace(adapter).write(Path(args.trace_dir) / f"{spec.key}.jsonl")
+                adapter.trace(episode).write(Path(args.trace_dir) / f"{spec.key}.jsonl")
             sys.stdout.flush()
     finally:
         session.close()
     print(f"# {successes}/{len(specs)} episodes decided correctly in "
-          f"{time.perf_counter() - started:.1f}s; {policy.stats['requests']} requests, "
-          f"{policy.stats['retries']} retries", file=sys.stderr)
-    return 0
+          f"{time.perf_counter() - started:.1f}s; {errors} ended by endpoint errors; "
+          f"{policy.stats['requests']} requests, {policy.stats['retries']} retries; "
+          f"{reply_summary(policy.stats)}", file=sys.stderr)
+    return 0 if errors < len(specs) else 1
 
 
 if __name__ == "__main__":

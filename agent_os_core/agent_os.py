@@ -6,16 +6,22 @@ sends all prompts to an OpenAI-compatible endpoint concurrently (a vLLM server b
 parses one tool call per reply (retrying malformed replies), and steps every environment in one
 batch through the Rust runtime. Finished episodes free their session for the next queued one.
 
-Tool calls: with `tool_mode="tools"` the request carries the 18 tools as OpenAI function specs
-(`memex.server.tools.TOOLS[...].openai_tool()`) and `tool_choice="required"`, which vLLM
-enforces with JSON-constrained decoding; with `tool_mode="json"` it asks for
-`{"tool": ..., "arguments": {...}}` text under a JSON-schema `response_format`.
+The system prompt is the AML adapter's (`memex.adapter.MemexAdapter.system_prompt`, the one the
+inference agent and the trainer use). Tool calls: with `tool_mode="tools"` the request carries
+the 18 tools as OpenAI function specs (`MemexAdapter.tool_schemas`) and
+`tool_choice="required"`, which vLLM enforces with JSON-constrained decoding; with
+`tool_mode="json"` it asks for `{"tool": ..., "arguments": {...}}` text under a JSON-schema
+`response_format`.
 
     from memex.agent_os_core.agent_os import AgentOS, EpisodeSpec, LLMConfig
 
     aos = AgentOS(["http://127.0.0.1:8000"], LLMConfig("http://127.0.0.1:8011/v1", "my-model"),
                   concurrency=16)
     outcomes = aos.run([EpisodeSpec(seed=s, difficulty="hard") for s in range(64)])
+
+`LLMConfig.from_options` builds the config from the shared LLM options (`envkit.llm_options`,
+the flags and environment variables of the inference agent and the harness), after
+`prepare_endpoint` has checked the endpoint and resolved the tool mode.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from typing import Any, Literal
 import httpx
 from tqdm import tqdm
 
+from memex.adapter import ADAPTER
 from memex.agent_os_core.l3_index import L3Index
 from memex.agent_os_core.memory_manager import (
     DEFAULT_L1_TOKENS,
@@ -44,23 +51,15 @@ from memex.agent_os_core.memory_manager import (
     TokenCounter,
 )
 from memex.agent_os_core.runtime import EnvBatch, StepResult
-from memex.server.tools import TOOLS, prompt_tool_list
+from memex.envkit.llm_options import LLMOptions
+from memex.envkit.replies import read_call
+from memex.models import TOOL_NAMES, MemexObservation
 
 log = logging.getLogger(__name__)
 
-SYSTEM_PROMPT = """You are an anti-money-laundering investigator working an alert in a bank's \
-case system. Gather facts with the investigation tools, keep the IDs that prove each red flag \
-on disk with write_to_case_file (only the last {ram} tool results stay in RAM; using an ID that \
-is no longer resident is a page fault), request wire traces early and keep working while they \
-run, load the compliance-manual sections you will cite with update_system_prompt, then end with \
-file_sar or close_alert. Call exactly one tool per turn."""
-
-JSON_INSTRUCTION = ('Reply with JSON only: {"tool": "<tool name>", "arguments": {...}}. '
-                    "Tools:\n")
-
 ACTION_SCHEMA = {
     "type": "object",
-    "properties": {"tool": {"type": "string", "enum": list(TOOLS)},
+    "properties": {"tool": {"type": "string", "enum": list(TOOL_NAMES)},
                    "arguments": {"type": "object"}},
     "required": ["tool", "arguments"],
     "additionalProperties": False,
@@ -80,6 +79,18 @@ class LLMConfig:
     timeout_s: float = 120.0
     max_retries: int = 3
     max_concurrency: int = 64
+
+    @classmethod
+    def from_options(cls, opts: LLMOptions, **overrides: Any) -> LLMConfig:
+        """The config for the shared LLM options (`envkit.llm_options`, the flags of the
+        inference agent and the harness); `opts.tool_mode` "native" -> "tools", "text" ->
+        "json" ("auto": resolve it first with `prepare_endpoint`)."""
+        opts.require()
+        if opts.tool_mode == "auto":
+            raise ValueError("resolve tool_mode 'auto' with envkit.llm_options.prepare_endpoint")
+        return cls(opts.base_url, opts.model, opts.api_key,
+                   "tools" if opts.tool_mode == "native" else "json", opts.temperature,
+                   opts.max_tokens, opts.timeout_s, opts.max_retries, **overrides)
 
 
 @dataclass(frozen=True)
@@ -126,7 +137,8 @@ class MalformedReply(ValueError):
 
 
 def parse_tool_call(message: dict[str, Any]) -> dict[str, Any]:
-    """One action from a chat-completions message: a native tool call, else JSON text."""
+    """One action from a chat-completions message: a native tool call, else the tool call written
+    in the text (read by the project's one reply parser, `envkit.replies.read_call`)."""
     calls = message.get("tool_calls") or []
     if calls:
         fn = calls[0].get("function") or {}
@@ -136,18 +148,11 @@ def parse_tool_call(message: dict[str, Any]) -> dict[str, Any]:
         except (json.JSONDecodeError, TypeError, ValueError) as exc:
             raise MalformedReply(f"tool call arguments are not JSON: {exc}") from None
     else:
-        text = (message.get("content") or "").strip()
-        start, end = text.find("{"), text.rfind("}")
-        if start < 0 or end <= start:
-            raise MalformedReply("no tool call and no JSON object in the reply")
-        try:
-            obj = json.loads(text[start:end + 1])
-        except json.JSONDecodeError as exc:
-            raise MalformedReply(f"reply JSON is invalid: {exc}") from None
-        if not isinstance(obj, dict):
-            raise MalformedReply("reply JSON is not an object")
-        name, arguments = obj.get("tool"), obj.get("arguments", {})
-    if name not in TOOLS:
+        found = read_call(message.get("content") or "", TOOL_NAMES)
+        if found.call is None:
+            raise MalformedReply(found.reason or "no tool call found in the reply")
+        name, arguments = found.call
+    if name not in TOOL_NAMES:
         raise MalformedReply(f"unknown tool {name!r}")
     if not isinstance(arguments, dict):
         raise MalformedReply("tool arguments must be a JSON object")
@@ -159,7 +164,7 @@ class LLMClient:
 
     def __init__(self, cfg: LLMConfig):
         self.cfg = cfg
-        self.tools = [spec.openai_tool() for spec in TOOLS.values()]
+        self.tools = ADAPTER.tool_schemas()
 
     def request_body(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
         body: dict[str, Any] = {"model": self.cfg.model, "messages": messages,
@@ -243,11 +248,10 @@ class AgentOS:
         return LLMCompactor(c.base_url, c.model, c.api_key, c.timeout_s)
 
     def _system(self, observation: dict[str, Any]) -> str:
-        ram = (observation.get("context") or {}).get("ram_capacity", 2)
-        system = SYSTEM_PROMPT.format(ram=ram)
-        if self.llm_cfg.tool_mode == "json":
-            system += "\n\n" + JSON_INSTRUCTION + prompt_tool_list()
-        return system
+        """The AML adapter's system prompt (the one the inference agent uses), with the tool
+        list when replies are JSON text."""
+        return ADAPTER.system_prompt(MemexObservation.model_validate(observation),
+                                     tool_list=self.llm_cfg.tool_mode == "json")
 
     def _start(self, slot: int, spec: EpisodeSpec, index: int, reply: StepResult) -> _Active:
         key = f"ep{index}-s{spec.seed}"

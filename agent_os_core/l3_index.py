@@ -35,7 +35,7 @@ import numpy as np
 
 os.environ.setdefault("LANCEDB_LOG", "error")  # lance logs a WARN for every new table
 
-from memex.server.tools import ID_PATTERN
+from memex.scenarios.ids import ID_PATTERN
 
 log = logging.getLogger(__name__)
 

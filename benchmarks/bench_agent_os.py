@@ -40,8 +40,8 @@ import psutil
 from tqdm import tqdm
 
 from memex.client import MemexEnv
+from memex.envkit.servers import Server, serve
 from memex.models import MemexAction
-from memex.testing.servers import Server, serve
 
 SCRIPT: list[dict] = [
     {"tool": "review_alert", "arguments": {}},

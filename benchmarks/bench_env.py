@@ -21,9 +21,9 @@ import psutil
 from tqdm import tqdm
 from websockets.asyncio.client import connect
 
+from memex.envkit.servers import serve
 from memex.models import MemexAction
 from memex.server.environment import MemexEnvironment
-from memex.testing.servers import serve
 
 
 def in_process(n: int) -> tuple[float, float]:

@@ -34,7 +34,7 @@ from memex.agent_os_core.l3_index import (
     get_embedder,
 )
 from memex.agent_os_core.memory_manager import MemoryManager, TokenCounter
-from memex.server.tools import ID_PATTERN
+from memex.scenarios.ids import ID_PATTERN
 from memex.testing.episodes import play_into_memory
 
 KINDS = ("structuring", "layering", "trade_based")

@@ -17,19 +17,40 @@ from memex.committee import risk
 from memex.committee.book import Book
 from memex.committee.research import RESEARCH_TARGETS, research_note
 from memex.committee.world import CASH, SECTORS, TICKERS, World
-from memex.server.declarations import ToolSpec, declare, prompt_list
+from memex.envkit.declarations import ToolSpec, declare, prompt_list
+from memex.envkit.errors import CodedError
 
 RISK_TARGETS: tuple[str, ...] = ("PORTFOLIO", "MANDATE", *SECTORS, *TICKERS)
 WEIGHT_TOLERANCE = 1e-3
 MAX_REASON_CHARS = 300
 
 
-class ActionError(ValueError):
-    """A well-formed action the desk cannot carry out (unknown target, invalid weights...)."""
+class ActionError(CodedError):
+    """An action the desk cannot carry out (unknown target, invalid weights...)."""
 
-    def __init__(self, code: str, message: str):
-        super().__init__(message)
-        self.code = code
+
+def strict_weights(weights: object) -> dict[str, float]:
+    """The wire's weights checked strictly, before any coercion: a JSON object whose keys are
+    exact tickers (or "CASH") and whose values are finite numbers in [0, 1] — never booleans or
+    strings. Raises `ActionError` with code `invalid_weights` or `unknown_asset`."""
+    if not isinstance(weights, dict):
+        raise ActionError("invalid_weights", "weights must be an object {ticker: fraction}")
+    out: dict[str, float] = {}
+    for key, value in weights.items():
+        if key != CASH and key not in TICKERS:
+            raise ActionError("unknown_asset", f"unknown asset {key!r}; tickers (exact, upper "
+                              f"case): {', '.join(TICKERS)}")
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ActionError("invalid_weights", f"weight of {key} must be a number, got "
+                              f"{type(value).__name__} {value!r}")
+        if not math.isfinite(value) or value < 0:
+            raise ActionError("invalid_weights", f"weight of {key} must be a finite number "
+                              f">= 0 (long only), got {value!r}")
+        if value > 1 + WEIGHT_TOLERANCE:
+            raise ActionError("invalid_weights", f"weight of {key} is {value!r}; weights are "
+                              "fractions of NAV (0.25 means 25%)")
+        out[key] = float(value)
+    return out
 
 
 @dataclass(frozen=True)
@@ -153,26 +174,12 @@ class Desk:
 
     # ---- validation -----------------------------------------------------------------------
     def _target(self, weights: dict[str, float], partial: bool) -> dict[str, float]:
-        if not weights:
+        given = dict(strict_weights(weights))
+        if not given:
             raise ActionError("invalid_weights", "give at least one weight" + (
                 "" if partial else "; use move_to_cash to sell everything"))
-        given: dict[str, float] = {}
-        cash = None
-        for key, value in weights.items():
-            name = str(key).strip().upper()
-            if name != CASH and name not in TICKERS:
-                raise ActionError("unknown_asset", f"unknown asset {key!r}; tickers: "
-                                  f"{', '.join(TICKERS)}")
-            if not math.isfinite(value) or value < 0:
-                raise ActionError("invalid_weights", f"weight of {name} must be a finite number "
-                                  f">= 0 (long only), got {value!r}")
-            if value > 1 + WEIGHT_TOLERANCE:
-                raise ActionError("invalid_weights", f"weight of {name} is {value!r}; weights are "
-                                  "fractions of NAV (0.25 means 25%)")
-            if name == CASH:
-                cash = value
-            else:
-                given[name] = min(value, 1.0)
+        cash = given.pop(CASH, None)
+        given = {t: min(v, 1.0) for t, v in given.items()}
         base = self.book.weights if partial else dict.fromkeys(TICKERS, 0.0)
         target = {t: given.get(t, base[t]) for t in TICKERS}
         invested = sum(target.values())

@@ -1,4 +1,5 @@
-"""The investment committee behind the project's environment-adapter protocol (`memex.envs`):
+"""The investment committee behind the project's environment-adapter protocol
+(`memex.envkit.adapter`):
 `--env committee` in the trainer, the evaluation harness, the inference agent and the demo.
 
 Mapping onto the protocol:
@@ -9,10 +10,7 @@ Mapping onto the protocol:
 - `outcome`: `unfinished`, `beat_cash` (the episode return beat sitting in cash) or
   `below_cash`; `success` (what pass^k counts): beat cash and never had the mandate enforced.
 - `metrics`: the normalised score and the episode's book, risk and process measures.
-- `reward_components`: `quality` — committee process (the share of periods compliant after
-  the PM's action, and of the trades made with fresh research and risk); `os` — the
-  committee has no OS mechanics, so it is the share of valid actions (what a trainer's
-  format and protocol discipline can improve). Both in [0, 1].
+- `reward_components`: `committee/training.py` (from the state's counts).
 - `timeout_return`: 0.0. A committee episode has no terminal reward; a trainer that cuts it
   short keeps the per-period rewards earned so far.
 """
@@ -23,14 +21,17 @@ import json
 from typing import Any
 
 from memex.committee.actions import ACTIONS
-from memex.committee.client import CommitteeEnv, CommitteeToolEnv
-from memex.committee.environment import WIRE_PARAMS, CommitteeEnvironment
+from memex.committee.client import CommitteeEnv
+from memex.committee.environment import WIRE_PARAMS
 from memex.committee.models import CommitteeAction, CommitteeObservation
 from memex.committee.policies import BASELINES, POLICIES
 from memex.committee.prompting import render_observation, system_prompt
+from memex.committee.references import ScoredCommitteeEnvironment
 from memex.committee.tasks import SPLITS, TASK_NAMES, generate
+from memex.committee.training import reward_components
 from memex.committee.world import World
-from memex.envs import EnvAdapter, Episode, EpisodeSpec
+from memex.envkit.adapter import EnvAdapter
+from memex.envkit.episodes import Episode, EpisodeSpec
 
 DIFFICULTY = "standard"
 BEAT_CASH_TOLERANCE_PTS = 1e-6   # sitting in cash must not "beat" cash by rounding
@@ -81,10 +82,9 @@ class CommitteeAdapter(EnvAdapter):
     tasks = TASK_NAMES
     difficulties = (DIFFICULTY,)
     splits = SPLITS
-    env_cls = CommitteeEnvironment
+    env_cls = ScoredCommitteeEnvironment
     client_cls = CommitteeEnv
     server_module = "memex.committee.server"
-    tool_env_cls = CommitteeToolEnv
     tool_specs = ACTIONS
     policies = POLICIES
     eval_policies = (*BASELINES, "regime_oracle")
@@ -188,18 +188,7 @@ class CommitteeAdapter(EnvAdapter):
 
     # -- training signals --
     def reward_components(self, episode: Episode) -> dict[str, float]:
-        steps = max(1, episode.steps)
-        observations = episode.observations[1:]
-        compliant = sum(not any(e.startswith("mandate breach") for e in o.events)
-                        for o in observations) / steps
-        trades = sum(o.action_type in ("allocate", "revise_allocation", "move_to_cash")
-                     and o.error is None and bool(o.result and o.result.get("traded"))
-                     for o in observations)
-        informed = sum(o.reward_breakdown.get("information_usage", 0.0) > 0
-                       for o in observations)
-        parts = [compliant] + ([min(1.0, informed / trades)] if trades else [0.0])
-        valid = sum(o.error is None for o in observations) / steps
-        return {"quality": round(sum(parts) / len(parts), 6), "os": round(valid, 6)}
+        return reward_components(episode)
 
     def timeout_return(self, case: Any) -> float:
         return 0.0

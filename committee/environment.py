@@ -33,10 +33,11 @@ Reward
     of the per-step rewards.
 
 Episode end
-    After `horizon` periods (20). The final observation's `metadata` holds `score` in [0, 1]
-    (`scoring.py`: the episode return normalised between sitting in cash and a regime-aware
-    oracle on the same world) and the episode's `metrics`. Steps after the end return a typed
-    `episode_done` error.
+    After `horizon` periods (20). The final observation's `metadata` holds the episode's
+    `metrics` and, when the environment was given the reference returns (`references.py`:
+    `ScoredCommitteeEnvironment`), `score` in [-1, 1] (`scoring.py`: the episode's edge over
+    cash in units of the task's typical reference edge; losses count). Steps after the end
+    return a typed `episode_done` error.
 
 Reset arguments
     `task` (one of `tasks.TASK_NAMES`, default `guided_allocation`) and `seed` (`None` plays
@@ -46,6 +47,8 @@ Reset arguments
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from typing import Any
 
 from openenv.core.env_server.interfaces import Environment
@@ -54,7 +57,14 @@ from pydantic import ValidationError
 
 from memex.committee import rewards as R
 from memex.committee import risk
-from memex.committee.actions import ACTIONS, MAX_REASON_CHARS, ActionError, Desk, Order
+from memex.committee.actions import (
+    ACTIONS,
+    MAX_REASON_CHARS,
+    ActionError,
+    Desk,
+    Order,
+    strict_weights,
+)
 from memex.committee.book import Book
 from memex.committee.models import (
     AssetView,
@@ -71,7 +81,12 @@ from memex.committee.models import (
     RiskView,
 )
 from memex.committee.research import stance
-from memex.committee.scoring import normalised_score, references
+from memex.committee.scoring import (
+    REFERENCE_EDGE_PTS,
+    SCORE_RANGE,
+    References,
+    normalised_score,
+)
 from memex.committee.tasks import TASK_NAMES, TASKS, generate, split_of
 from memex.committee.world import (
     CASH_RATE_PCT,
@@ -83,6 +98,7 @@ from memex.committee.world import (
     Mandate,
     World,
 )
+from memex.envkit.errors import validation_message
 
 NOTES_SHOWN = 8
 WIRE_PARAMS: tuple[str, ...] = tuple(
@@ -91,20 +107,18 @@ UNIVERSE_VIEW = [AssetView(ticker=a.ticker, name=a.name, sector=a.sector,
                            asset_class=a.asset_class, cost_bps=a.cost_bps) for a in UNIVERSE]
 
 
-def _validation_message(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors(include_input=False, include_url=False):
-        loc = ".".join(str(x) for x in err["loc"]) or "arguments"
-        parts.append(f"{loc}: {err['msg']}")
-    return "; ".join(parts[:6])
+ReferenceFn = Callable[[str, int], References]
 
 
 class CommitteeEnvironment(Environment[CommitteeAction, CommitteeObservation, CommitteeState]):
     SUPPORTS_CONCURRENT_SESSIONS = True
 
-    def __init__(self, score_episodes: bool = True) -> None:
+    def __init__(self, references: ReferenceFn | None = None) -> None:
+        """`references(task, seed)` gives the episode's reference returns (cash and the regime
+        oracle, `committee/references.py`); without it the final observation carries no score
+        (the reference oracle itself plays unscored episodes)."""
         super().__init__()
-        self._score_episodes = score_episodes
+        self._references = references
         self._world: World | None = None
         self._state = CommitteeState()
 
@@ -124,6 +138,7 @@ class CommitteeEnvironment(Environment[CommitteeAction, CommitteeObservation, Co
         self._last_risk: int | None = None
         self._last_rewarded_trade = 0
         self._info_bonuses = 0
+        self._bonus_paid = 0.0
         self._risk_responses = 0
         # warnings the PM can earn the risk-response bonus for: limit -> (deadline, mandate)
         self._eligible: dict[str, tuple[int, Mandate]] = {}
@@ -209,11 +224,13 @@ class CommitteeEnvironment(Environment[CommitteeAction, CommitteeObservation, Co
         mandate = world.mandate_at(period)
         checks = risk.check_book(book.weights, mandate, book.cov, book.discipline)
         breached = {c.limit for c in risk.breaches(checks)}
-        terms.risk_response = self._risk_response(period)
+        pm_traded = turnover > 0 and error is None
+        terms.risk_response = self._risk_response(period, pm_traded)
         for c in checks:
             book.streaks[c.limit] = book.streaks.get(c.limit, 0) + 1 if c.limit in breached else 0
         terms.compliance_penalty = -R.COMPLIANCE_PENALTY_PTS * len(breached)
         self._state.breaches += len(breached)
+        self._state.periods_in_breach += bool(breached)
         if breached:
             events.append("mandate breach: " + ", ".join(sorted(breached)))
         if any(book.streaks.get(k, 0) >= risk.ENFORCE_AFTER_PERIODS for k in breached):
@@ -231,6 +248,7 @@ class CommitteeEnvironment(Environment[CommitteeAction, CommitteeObservation, Co
             self._note(period, "risk", "enforcement", text)
         terms.variance_penalty = -R.VARIANCE_AVERSION * risk.variance_pct2(book.weights, book.cov)
         terms.signal_alignment = self._alignment(period)
+        self._cap_bonuses(terms)
 
         # the market moves
         mdd_before = book.max_drawdown_pct
@@ -281,10 +299,12 @@ class CommitteeEnvironment(Environment[CommitteeAction, CommitteeObservation, Co
             raise ActionError("unknown_action", f"unknown action {action.action_type!r}; "
                               f"actions: {', '.join(ACTIONS)}")
         given = {n: getattr(action, n) for n in WIRE_PARAMS if getattr(action, n) is not None}
+        if "weights" in given and spec.name in ("allocate", "revise_allocation"):
+            given["weights"] = strict_weights(given["weights"])  # before pydantic coerces
         try:
             args = spec.args_model.model_validate(given)
         except ValidationError as exc:
-            raise ActionError("invalid_arguments", _validation_message(exc)) from None
+            raise ActionError("invalid_arguments", validation_message(exc)) from None
         kwargs = {n: getattr(args, n) for n in spec.args_model.model_fields}
         if spec.category == "query" and self._queries >= self._spec.query_budget:
             raise ActionError("query_budget_exhausted", f"all {self._spec.query_budget} "
@@ -318,16 +338,18 @@ class CommitteeEnvironment(Environment[CommitteeAction, CommitteeObservation, Co
         self._last_rewarded_trade = period
         return R.INFO_BONUS_PTS
 
-    def _risk_response(self, period: int) -> float:
-        """Breaches the market or a mandate revision caused, fixed by their deadline: the end
-        of the response window, or the revision's effective period (fixing early counts)."""
+    def _risk_response(self, period: int, pm_traded: bool) -> float:
+        """Breaches the market or a mandate revision caused, fixed by a PM trade by their
+        deadline: the end of the response window, or the revision's effective period (fixing
+        early counts). A breach that goes away without a PM trade (a hold, prices drifting
+        back) is dropped unpaid."""
         bonus = 0.0
         book = self._book
         for limit, (deadline, mandate) in list(self._eligible.items()):
             checks = risk.check_book(book.weights, mandate, book.cov, book.discipline)
             if limit not in {c.limit for c in risk.breaches(checks)}:
                 del self._eligible[limit]
-                if self._risk_responses < R.MAX_RISK_RESPONSES:
+                if pm_traded and self._risk_responses < R.MAX_RISK_RESPONSES:
                     self._risk_responses += 1
                     bonus += R.RISK_RESPONSE_BONUS_PTS
             elif period >= deadline:
@@ -344,8 +366,30 @@ class CommitteeEnvironment(Environment[CommitteeAction, CommitteeObservation, Co
             if view is None or period - view[1] >= R.RESEARCH_FRESH_PERIODS:
                 view = self._views.get(SECTOR_OF[t])
             if view is not None and period - view[1] < R.RESEARCH_FRESH_PERIODS:
-                total += w * view[0]
+                total += w * self._debiased(view[0], SECTOR_OF[t])
         return R.ALIGNMENT_WEIGHT * total
+
+    def _debiased(self, conviction: float, sector: str) -> float:
+        """The conviction with the analyst's documented pet-sector bias taken out."""
+        bias = self._spec.research_bias.get(sector, 0.0)
+        if not bias:
+            return conviction
+        clipped = max(-0.999, min(0.999, conviction))
+        return math.tanh(math.atanh(clipped) - bias)
+
+    def _cap_bonuses(self, terms: R.RewardTerms) -> None:
+        """Scale this period's positive bonuses down to what is left of `MAX_BONUS_PTS`."""
+        paid = sum(max(0.0, getattr(terms, k)) for k in R.BONUS_TERMS)
+        if paid <= 0:
+            return
+        room = max(0.0, R.MAX_BONUS_PTS - self._bonus_paid)
+        if paid > room:
+            for k in R.BONUS_TERMS:
+                v = getattr(terms, k)
+                if v > 0:
+                    setattr(terms, k, v * room / paid)
+            paid = room
+        self._bonus_paid += paid
 
     # ---- the Risk Officer's end-of-period review and the committee's notes ------------------
     def _review(self, breached_at_check: set[str]) -> None:
@@ -490,13 +534,17 @@ class CommitteeEnvironment(Environment[CommitteeAction, CommitteeObservation, Co
             "risk_responses": self._risk_responses,
         }
         meta: dict[str, Any] = {"metrics": metrics}
-        if self._score_episodes:
-            refs = references(world.task, world.seed)
-            self._score = normalised_score(self._return, refs)
+        if self._references is not None:
+            refs = self._references(world.task, world.seed)
+            self._score = normalised_score(self._return, refs, world.task)
             meta["score"] = self._score
             meta["score_components"] = {"episode_return": round(self._return, 6),
                                         "cash_reference": refs.cash,
-                                        "oracle_reference": refs.oracle, "range": [0.0, 1.0]}
+                                        "oracle_reference": refs.oracle,
+                                        "hindsight_reference": refs.hindsight,
+                                        "reference": refs.reference,
+                                        "reference_edge_pts": REFERENCE_EDGE_PTS[world.task],
+                                        "range": list(SCORE_RANGE)}
         return meta
 
     def _error_only(self, code: str, message: str) -> CommitteeObservation:

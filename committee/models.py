@@ -185,6 +185,7 @@ class CommitteeState(State):
     query_budget: int = 0
     invalid_actions: int = 0
     breaches: int = 0
+    periods_in_breach: int = Field(default=0, description="Periods with at least one breach.")
     enforcements: int = 0
     turnover: float = 0.0
     max_drawdown_pct: float = 0.0

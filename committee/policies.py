@@ -9,18 +9,21 @@ report and the evaluation harness.
   never asks Risk (a probe).
 - `always_cash`: sells everything and sits in cash (a probe).
 - `query_spammer`: asks question after question and never decides (a probe).
-- `regime_oracle`: is told the hidden regime; the score's upper reference (`scoring.py`).
+- `hold_only`, `equal_weight`, `fixed_concentrated`, `research_then_hold`,
+  `regime_table_reader`: the cheap rules of issue #16 (do nothing; a static book; read research
+  and never trade; map one sector note onto the regime profiles) — probes.
+- `regime_oracle`, `hindsight_oracle`: told the hidden regime (and, the second, each regime
+  spell's realised mean returns); the better of the two is the score's reference (`scoring.py`).
 
-Every policy has `reset(obs, case=None)` and `act(obs) -> CommitteeAction`; only the oracle
-uses `case` (the episode's `World`). `committee/report.py` runs them over a seed split.
+Every policy derives from the project's one `memex.policies.base.Policy`: `reset(obs,
+case=None)` and `act(obs) -> CommitteeAction`; only the oracles use `case` (the episode's
+`World`). `committee/report.py` runs them over a seed split.
 """
 
 from __future__ import annotations
 
 import math
-import random
 import statistics
-from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -31,16 +34,18 @@ from memex.committee.models import CommitteeAction, CommitteeObservation, Mandat
 from memex.committee.optimizer import optimise
 from memex.committee.research import CONVICTION_SCALE_PCT, RESEARCH_TARGETS
 from memex.committee.rewards import RESEARCH_FRESH_PERIODS, VARIANCE_AVERSION
-from memex.committee.scoring import episode_metrics
-from memex.committee.tasks import split_of
+from memex.committee.tasks import TASKS
 from memex.committee.world import (
     CASH_RATE_PCT,
     PERIODS_PER_YEAR,
+    REGIMES,
     SECTOR_OF,
     TICKERS,
     Mandate,
-    World,
+    covariance_pct2,
 )
+from memex.policies.base import Policy as BasePolicy
+from memex.policies.base import SeededPolicy
 
 
 def act(action_type: str, **params: Any) -> CommitteeAction:
@@ -84,16 +89,7 @@ STRESS_RANK = {"normal": 0, "elevated": 1, "severe": 2}
 Alarm = tuple[int, bool, frozenset[str]]   # stress rank, drawdown discipline, position alerts
 
 
-class Policy(ABC):
-    name = "policy"
-    needs_case = False
-
-    def reset(self, obs: CommitteeObservation, case: World | None = None) -> None:  # noqa: B027 - optional hook
-        """Start an episode (most policies keep no state between episodes)."""
-
-    @abstractmethod
-    def act(self, obs: CommitteeObservation) -> CommitteeAction:
-        ...
+Policy = BasePolicy[CommitteeObservation, CommitteeAction]
 
 
 # ---- probes and trivial baselines --------------------------------------------------------
@@ -145,17 +141,11 @@ class ResearchChaser(Policy):
         return act("allocate", weights=target, reason="Follow Research's top convictions.")
 
 
-class RandomPolicy(Policy):
+class RandomPolicy(SeededPolicy[CommitteeObservation, CommitteeAction]):
     """Uniformly random action; targets drawn from the valid ones; weights over a random
     subset of assets with a random total."""
 
     name = "random"
-
-    def __init__(self, seed: int = 0):
-        self.rng = random.Random(seed)
-
-    def reset(self, obs, case=None):
-        self.rng.seed(self.rng.random())
 
     def act(self, obs):
         rng = self.rng
@@ -178,6 +168,79 @@ class RandomPolicy(Policy):
             return act(kind, weights={t: round(rng.uniform(0, max(0.0, room) / len(names)), 4)
                                       for t in names})
         return act(kind)
+
+
+class HoldOnly(Policy):
+    """Probe: does nothing, ever — keeps whatever book it inherits."""
+
+    name = "hold_only"
+
+    def act(self, obs):
+        return act("hold", reason="No change.")
+
+
+class _SetOnceThenHold(Policy):
+    """Buys `BOOK` at the first meeting and never trades again (never responds)."""
+
+    BOOK: ClassVar[dict[str, float]] = {}
+
+    def act(self, obs):
+        if obs.period == 0:
+            return act("allocate", weights=dict(self.BOOK), reason="Strategic book.")
+        return act("hold", reason="Stay the course.")
+
+
+class EqualWeight(_SetOnceThenHold):
+    """Probe: an equal-weight book of every asset, set once and held."""
+
+    name = "equal_weight"
+    BOOK: ClassVar[dict[str, float]] = dict.fromkeys(TICKERS, 0.125)
+
+
+class FixedConcentrated(_SetOnceThenHold):
+    """Probe: a concentrated equity book inside the limits, set once and never revisited."""
+
+    name = "fixed_concentrated"
+    BOOK: ClassVar[dict[str, float]] = {"NOVA": 0.35, "CLDX": 0.25, "PTRL": 0.2, "MEDI": 0.2}
+
+
+class ResearchThenHold(Policy):
+    """Probe: reads Research every three months and never trades (farms signal alignment)."""
+
+    name = "research_then_hold"
+
+    def act(self, obs):
+        if obs.period % 3 == 0 and obs.queries_left > 0:
+            return act("query_research", query_target="SECTOR", reason="Quarterly views.")
+        return act("hold", reason="No change.")
+
+
+class RegimeTableReader(Policy):
+    """Probe: matches one sector note to the regime profiles in `world.REGIMES` (the table the
+    README used to print), assumes the closest regime and holds that regime's optimal book
+    inside the mandate; re-reads every three months."""
+
+    name = "regime_table_reader"
+
+    def reset(self, obs, case=None):
+        self.cov = None
+
+    def act(self, obs):
+        if obs.period % 3 == 0 and obs.queries_left > 0:
+            return act("query_research", query_target="SECTOR", reason="Which regime are we in?")
+        if obs.action_type != "query_research" or not obs.result:
+            return act("hold", reason="Regime unchanged.")
+        seen = {v["name"]: v["conviction"] for v in obs.result["views"]}
+        regime = min(REGIMES.values(), key=lambda r: sum(
+            (math.tanh((r.sector_mu_pct[s] - CASH_RATE_PCT) / CONVICTION_SCALE_PCT) - seen[s]) ** 2
+            for s in seen))
+        mu = {t: regime.sector_mu_pct[SECTOR_OF[t]] - CASH_RATE_PCT for t in TICKERS}
+        m = binding_mandate(obs.mandate, obs.period + 1)
+        target = optimise(mu, covariance_pct2(regime.name), aversion=VARIANCE_AVERSION,
+                          max_asset_weight=m.max_asset_weight * 0.95,
+                          max_sector_weight=m.max_sector_weight * 0.95,
+                          vol_cap_annual_pct=m.vol_budget_annual_pct * 0.95, excluded=m.excluded)
+        return act("allocate", weights=target, reason=f"Book for a {regime.name} regime.")
 
 
 # ---- the committee-aware heuristic -------------------------------------------------------
@@ -214,6 +277,8 @@ class Heuristic(Policy):
     VOL_HEADROOM = 0.9
     CONVICTION_SHRINK = 0.6
     LOSS_WEIGHT = 0.25             # under stress, how much recent losses dent the view
+    SELLOFF_PCT = 3.0              # last month's mean equity return at or below -this: cut risk
+    SELLOFF_VOL_SCALE = 0.5
     REBALANCE_TURNOVER = 0.15
     RISK_MODEL_MAX_AGE = 8
     STRESS_VOL_SCALE: ClassVar[dict[str, float]] = {"normal": 1.0, "elevated": 0.7,
@@ -311,17 +376,24 @@ class Heuristic(Policy):
     def _vol_target(self, mandate: Mandate, obs: CommitteeObservation) -> float:
         cap = risk.vol_cap(mandate, obs.risk.drawdown_discipline)
         dd_share = min(1.0, obs.portfolio.drawdown_pct / mandate.drawdown_limit_pct)
+        # a sharp equity sell-off last month: the officer's gauge lags it, so cut ahead of it
+        last = self.mem.returns[-1] if self.mem.returns else {}
+        equity = [v for t, v in last.items() if t in TICKERS and SECTOR_OF[t] != "BONDS"]
+        selloff = bool(equity) and statistics.fmean(equity) <= -self.SELLOFF_PCT
         return (cap * self.VOL_HEADROOM * (1 - 0.6 * max(0.0, dd_share - 0.5))
-                * self.STRESS_VOL_SCALE[obs.risk.market_stress])
+                * self.STRESS_VOL_SCALE[obs.risk.market_stress]
+                * (self.SELLOFF_VOL_SCALE if selloff else 1.0))
 
     def _target(self, obs, views, mandate: Mandate) -> dict[str, float]:
         recent = self.mem.returns[-2:]
+        bias = TASKS[obs.task].research_bias if obs.task in TASKS else {}
         mu = {}
         for t in TICKERS:
             view = views.get(t) or views.get(SECTOR_OF[t])
             c = view.conviction if view is not None else 0.0
-            mu[t] = self.CONVICTION_SHRINK * CONVICTION_SCALE_PCT * math.atanh(
-                max(-0.95, min(0.95, c)))
+            # the analyst's documented pet-sector bias comes out before sizing
+            signal = math.atanh(max(-0.95, min(0.95, c))) - bias.get(SECTOR_OF[t], 0.0)
+            mu[t] = self.CONVICTION_SHRINK * CONVICTION_SCALE_PCT * signal
             if recent and obs.risk.market_stress != "normal":
                 avg = statistics.fmean(r[t] for r in recent) - CASH_RATE_PCT
                 mu[t] += self.LOSS_WEIGHT * min(0.0, avg)
@@ -361,10 +433,10 @@ class Heuristic(Policy):
 # ---- the regime oracle -------------------------------------------------------------------
 
 class RegimeOracle(Policy):
-    """Told the hidden regime of each coming period (not its returns). Consults Research and
-    Risk before its first trade, keeps research fresh, and holds the mean-variance optimal
-    book for the true expected returns inside the mandate (judged with the Risk Officer's own
-    model, which it rebuilds from public returns)."""
+    """Told the hidden regime of each coming period (not its returns). Fixes an inherited
+    breach at once, otherwise consults Research and Risk before its first trade; keeps research
+    fresh, and holds the mean-variance optimal book for the true expected returns inside the
+    mandate (judged with the Risk Officer's own model, rebuilt from public returns)."""
 
     name = "regime_oracle"
     needs_case = True
@@ -382,69 +454,74 @@ class RegimeOracle(Policy):
             self.cov = risk.ewma_update(self.cov, self.world.returns_pct[self.seen])
             self.seen += 1
         nxt = obs.period + 1
-        if obs.queries_used == 0:
+        breached = any(f.level in ("breach", "escalated") for f in obs.risk.flags)
+        if obs.queries_used == 0 and not breached:
             return act("query_research", query_target="MARKET", reason="Opening views.")
-        if obs.queries_used == 1:
+        if obs.queries_used == 1 and not breached:
             return act("query_risk", query_target="PORTFOLIO", reason="Opening risk check.")
         mandate = binding_mandate(obs.mandate, nxt, lead_periods=0)
-        mu = {t: m - CASH_RATE_PCT for t, m in self.world.expected_at(nxt).items()}
+        mu = self._mu(nxt)
         target = optimise(mu, self.cov, aversion=VARIANCE_AVERSION,
                           max_asset_weight=mandate.max_asset_weight * 0.97,
                           max_sector_weight=mandate.max_sector_weight * 0.97,
                           vol_cap_annual_pct=risk.vol_cap(mandate, obs.risk.drawdown_discipline)
                           * 0.95, excluded=mandate.excluded)
         current = risky_weights(obs)
-        if turnover(target, current) >= self.REBALANCE_TURNOVER or \
-                any(f.level in ("breach", "escalated") for f in obs.risk.flags):
+        if turnover(target, current) >= self.REBALANCE_TURNOVER or breached:
             return act("allocate", weights=target, reason="Regime-optimal book.")
         views = [v.period for v in obs.research]
         if views and nxt - max(views) >= RESEARCH_FRESH_PERIODS and obs.queries_left > 0:
             return act("query_research", query_target="MARKET", reason="Keep views fresh.")
         return act("hold")
 
+    def _mu(self, period: int) -> dict[str, float]:
+        """Expected excess returns (monthly %) of `period` under its true regime."""
+        return {t: m - CASH_RATE_PCT for t, m in self.world.expected_at(period).items()}
+
+
+class HindsightOracle(RegimeOracle):
+    """The regime oracle told, besides the regime path, each regime spell's *realised* mean
+    return per asset (blended with the regime's expectation by `HINDSIGHT`; 1 = the spell's
+    mean), never a single month's return. Same workflow, same mandate; with it the score's
+    reference beats cash on almost every path, which the expectation-only oracle cannot (a
+    hindsight-free PM loses to cash on a sixth of 20-month paths by chance)."""
+
+    name = "hindsight_oracle"
+    HINDSIGHT = 1.0
+
+    def reset(self, obs, case=None):
+        super().reset(obs, case)
+        regimes, spells, start = case.regimes, {}, 0
+        for end in range(1, len(regimes) + 1):
+            if end == len(regimes) or regimes[end] != regimes[start]:
+                months = case.returns_pct[start:end]
+                mean = {t: statistics.fmean(r[t] for r in months) for t in TICKERS}
+                for p in range(start + 1, end + 1):
+                    spells[p] = mean
+                start = end
+        self.spells = spells
+
+    def _mu(self, period: int) -> dict[str, float]:
+        expected = super()._mu(period)
+        realised = self.spells[min(max(period, 1), self.world.horizon)]
+        return {t: (1 - self.HINDSIGHT) * expected[t]
+                + self.HINDSIGHT * (realised[t] - CASH_RATE_PCT) for t in TICKERS}
+
 
 POLICIES: dict[str, Callable[[], Policy]] = {
     "heuristic": Heuristic, "random": RandomPolicy, "research_chaser": ResearchChaser,
     "always_cash": AlwaysCash, "query_spammer": QuerySpammer, "regime_oracle": RegimeOracle,
+    "hindsight_oracle": HindsightOracle, "hold_only": HoldOnly, "equal_weight": EqualWeight,
+    "fixed_concentrated": FixedConcentrated, "research_then_hold": ResearchThenHold,
+    "regime_table_reader": RegimeTableReader,
 }
-BASELINES: tuple[str, ...] = ("heuristic", "random", "research_chaser", "always_cash",
-                              "query_spammer")
-PROBES: tuple[str, ...] = ("random", "research_chaser", "always_cash", "query_spammer")
+PROBES: tuple[str, ...] = ("random", "research_chaser", "always_cash", "query_spammer",
+                           "hold_only", "equal_weight", "fixed_concentrated",
+                           "research_then_hold", "regime_table_reader")
+BASELINES: tuple[str, ...] = ("heuristic", "regime_oracle", *PROBES)
 
 
 def make_policy(name: str, seed: int = 0) -> Policy:
     """A policy by name; the random policy draws from `seed` (give each episode its own)."""
     factory = POLICIES[name]
     return factory(seed=seed) if factory is RandomPolicy else factory()
-
-
-@dataclass
-class EpisodeResult:
-    policy: str
-    task: str
-    seed: int
-    split: str
-    score: float
-    episode_return: float
-    steps: int
-    metrics: dict[str, Any]
-
-
-def run_episode(policy: Policy, task: str, seed: int | None = None, env=None
-                ) -> EpisodeResult:
-    """Play one in-process episode of `task` (seed None: the canonical instance)."""
-    from memex.committee.environment import CommitteeEnvironment
-
-    env = env or CommitteeEnvironment()
-    obs = env.reset(task=task, seed=seed)
-    policy.reset(obs, case=env.current_world if policy.needs_case else None)
-    total = 0.0
-    steps = 0
-    while not obs.done:
-        obs = env.step(policy.act(obs))
-        total += obs.reward or 0.0
-        steps += 1
-    metrics = episode_metrics(obs)
-    world_seed = env.current_world.seed
-    return EpisodeResult(policy.name, task, world_seed, split_of(world_seed), metrics["score"],
-                         round(total, 6), steps, metrics)

@@ -6,7 +6,6 @@ an action written as JSON.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from memex.committee.actions import ACTIONS, prompt_action_list
 from memex.committee.models import CommitteeAction, CommitteeObservation
@@ -18,6 +17,7 @@ from memex.committee.rewards import (
 from memex.committee.risk import ENFORCE_AFTER_PERIODS
 from memex.committee.tasks import TASKS
 from memex.committee.world import UNIVERSE
+from memex.envkit.replies import json_objects
 
 _RULES = f"""\
 You are the Portfolio Manager (PM) of a multi-asset fund, sitting on an investment committee \
@@ -42,7 +42,8 @@ breaches the market caused; minus transaction costs, {QUERY_COST_PTS:g} pts per 
 variance penalty, a drawdown penalty, compliance penalties and {INVALID_ACTION_PENALTY_PTS:g} \
 pts per invalid action. Queries are limited by the episode's query budget. The market's regime \
 is hidden: infer it from prices, research and the Risk Officer's notes. The episode score in \
-[0, 1] compares your return with sitting in cash (0) and with a PM told the regime (1).
+[-1, 1] compares your return with sitting in cash (0) and with a PM told the regime (1); \
+losing to cash scores below 0.
 """
 
 _REPLY = ('Reply with exactly one action as JSON, after any brief reasoning: '
@@ -169,19 +170,7 @@ def render_observation(obs: CommitteeObservation) -> str:
 def parse_action(text: str) -> CommitteeAction:
     """The last JSON action in `text`: `{"tool": name, "arguments": {...}}` or the flat wire
     form `{"action_type": name, "weights": ...}`. Raises ValueError if there is none."""
-    decoder = json.JSONDecoder()
-    found: list[dict[str, Any]] = []
-    i = 0
-    while (i := text.find("{", i)) != -1:
-        try:
-            obj, end = decoder.raw_decode(text, i)
-        except ValueError:
-            i += 1
-            continue
-        if isinstance(obj, dict):
-            found.append(obj)
-        i = end
-    for obj in reversed(found):
+    for obj in reversed(list(json_objects(text))):
         if isinstance(obj.get("action_type"), str):
             return CommitteeAction.model_validate(obj)
         name = obj.get("tool", obj.get("name"))

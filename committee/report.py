@@ -13,18 +13,41 @@ import statistics
 import sys
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from memex.committee.policies import (
-    BASELINES,
-    POLICIES,
-    PROBES,
-    EpisodeResult,
-    make_policy,
-    run_episode,
-)
-from memex.committee.scoring import MIN_SPAN_PTS, references
-from memex.committee.tasks import SPLITS, TASK_NAMES, TASKS, episode_grid
+from memex.committee.adapter import ADAPTER, DIFFICULTY
+from memex.committee.environment import CommitteeEnvironment
+from memex.committee.policies import BASELINES, POLICIES, PROBES, Policy, make_policy
+from memex.committee.references import ScoredCommitteeEnvironment, references
+from memex.committee.scoring import episode_metrics
+from memex.committee.tasks import SPLITS, TASK_NAMES, TASKS, episode_grid, split_of
+from memex.envkit.episodes import EpisodeSpec, LocalSession
+from memex.evaluation.report import table
+
+
+@dataclass
+class EpisodeResult:
+    policy: str
+    task: str
+    seed: int
+    split: str
+    score: float
+    episode_return: float
+    steps: int
+    metrics: dict[str, Any]
+
+
+def run_episode(policy: Policy, task: str, seed: int | None = None,
+                env: CommitteeEnvironment | None = None) -> EpisodeResult:
+    """Play one in-process, scored episode of `task` (seed None: the canonical instance)."""
+    spec = EpisodeSpec(task, DIFFICULTY, seed, ADAPTER.reset_options(task, DIFFICULTY, seed))
+    episode = ADAPTER.play(LocalSession(env or ScoredCommitteeEnvironment()), policy, spec)
+    metrics = episode_metrics(episode.final)
+    world_seed = episode.state.seed
+    return EpisodeResult(policy.name, task, world_seed, split_of(world_seed), metrics["score"],
+                         episode.episode_return, episode.steps, metrics)
 
 
 def _run_task(args: tuple[str, str, int, tuple[str, ...]]) -> list[EpisodeResult]:
@@ -44,10 +67,11 @@ def run_grid(split: str, episodes: int, policies: Sequence[str] = BASELINES,
         return [r for rs in pool.map(_run_task, jobs) for r in rs]
 
 
-def _mean_ci(xs: Sequence[float]) -> tuple[float, float]:
+def _cell(xs: Sequence[float], signed: bool = False) -> str:
+    """Mean ± 95% confidence half-width."""
     mean = statistics.fmean(xs)
     half = 1.96 * statistics.stdev(xs) / math.sqrt(len(xs)) if len(xs) > 1 else 0.0
-    return mean, half
+    return f"{mean:{'+' if signed else ''}.3f} ± {half:.3f}"
 
 
 def render(results: Sequence[EpisodeResult], split: str, episodes: int, command: str) -> str:
@@ -62,61 +86,53 @@ def render(results: Sequence[EpisodeResult], split: str, episodes: int, command:
         "", "```", command, "```", "",
         f"Split `{split}`: seeds {seeds.start:,}–{seeds.start + episodes - 1:,} of every task "
         f"({episodes} episodes per task and policy, {len(results)} episodes in all). The "
-        "score of an episode is its return normalised between sitting in cash (0) and the "
-        "regime oracle on the same world (1), clipped to [0, 1] (`committee/scoring.py`). "
+        "score of an episode is its edge over cash in units of the task's typical reference "
+        "edge, clipped symmetrically to [-1, 1]; a task's score is the mean, so losses count "
+        "(`committee/scoring.py`). "
         "Cells: mean score ± 95% confidence half-width.", "",
         "## Score by task", "",
-        "| policy | " + " | ".join(f"`{t}`" for t in TASK_NAMES) + " | overall |",
-        "|---|" + "---:|" * (len(TASK_NAMES) + 1),
     ]
-    for p in policies:
-        cells = []
-        for t in TASK_NAMES:
-            mean, half = _mean_ci([r.score for r in by[(p, t)]])
-            cells.append(f"{mean:.3f} ± {half:.3f}")
-        overall, half = _mean_ci([r.score for r in results if r.policy == p])
-        out.append(f"| {p} | " + " | ".join(cells) + f" | {overall:.3f} ± {half:.3f} |")
+    tasks = [f"`{t}`" for t in TASK_NAMES]
+    out.append(table(["policy", *tasks, "overall"], (
+        [p] + [_cell([r.score for r in by[(p, t)]]) for t in TASK_NAMES]
+        + [_cell([r.score for r in results if r.policy == p])] for p in policies), right_from=1))
 
     if "heuristic" in policies:
         out += ["", "## Heuristic minus each probe (paired by seed)", "",
                 "Mean score difference ± 95% half-width over the same worlds; positive means "
-                "the committee-aware heuristic scores higher.", "",
-                "| probe | " + " | ".join(f"`{t}`" for t in TASK_NAMES) + " |",
-                "|---|" + "---:|" * len(TASK_NAMES)]
-        for p in [q for q in policies if q in PROBES]:
-            cells = []
-            for t in TASK_NAMES:
-                diffs = [h.score - x.score for h, x in zip(
-                    by[("heuristic", t)], by[(p, t)], strict=True)]
-                mean, half = _mean_ci(diffs)
-                cells.append(f"{mean:+.3f} ± {half:.3f}")
-            out.append(f"| {p} | " + " | ".join(cells) + " |")
+                "the committee-aware heuristic scores higher.", ""]
+        out.append(table(["probe", *tasks], (
+            [p] + [_cell([h.score - x.score for h, x in zip(
+                by[("heuristic", t)], by[(p, t)], strict=True)], signed=True)
+                for t in TASK_NAMES]
+            for p in policies if p in PROBES), right_from=1))
 
-    out += ["", "## How each policy gets there (all tasks)", "",
-            "| policy | return (pts) | NAV change % | max drawdown % | breaches | "
-            "enforcements | queries | invalid | turnover |",
-            "|---|" + "---:|" * 8]
+    out += ["", "## How each policy gets there (all tasks)", ""]
+    digits = {"total_return_pct": 2, "max_drawdown_pct": 2, "breaches": 1, "enforcements": 2,
+              "queries_used": 1, "invalid_actions": 1, "turnover": 2}
+    rows = []
     for p in policies:
         rs = [r for r in results if r.policy == p]
-
-        def avg(key: str, rs=rs) -> float:
-            return statistics.fmean(r.metrics[key] for r in rs)
-
-        out.append(f"| {p} | {statistics.fmean(r.episode_return for r in rs):.2f} | "
-                   f"{avg('total_return_pct'):.2f} | {avg('max_drawdown_pct'):.2f} | "
-                   f"{avg('breaches'):.1f} | {avg('enforcements'):.2f} | "
-                   f"{avg('queries_used'):.1f} | {avg('invalid_actions'):.1f} | "
-                   f"{avg('turnover'):.2f} |")
+        rows.append([p, f"{statistics.fmean(r.episode_return for r in rs):.2f}"] + [
+            f"{statistics.fmean(r.metrics[k] for r in rs):.{d}f}" for k, d in digits.items()])
+    out.append(table(["policy", "return (pts)", "NAV change %", "max drawdown %", "breaches",
+                      "enforcements", "queries", "invalid", "turnover"], rows, right_from=1))
 
     out += ["", "## References", "",
-            "Mean reference returns (pts) per task: the cash reference and the regime "
-            f"oracle; the span below `MIN_SPAN_PTS` = {MIN_SPAN_PTS:g} is floored.", "",
-            "| task | cash | oracle | episodes with span floored |", "|---|---:|---:|---:|"]
+            "Mean reference returns (pts) per task: cash, the regime oracle, the hindsight "
+            "oracle and the score's reference (the better oracle per episode), and in how many "
+            "episodes each oracle and the reference beat cash. No span floor.", ""]
+    rows = []
     for t in TASK_NAMES:
         refs = [references(t, g["seed"]) for g in episode_grid(split, episodes, (t,))]
-        floored = sum(r.oracle - r.cash < MIN_SPAN_PTS for r in refs)
-        out.append(f"| `{t}` | {statistics.fmean(r.cash for r in refs):.2f} | "
-                   f"{statistics.fmean(r.oracle for r in refs):.2f} | {floored} |")
+        rows.append([f"`{t}`", f"{statistics.fmean(r.cash for r in refs):.2f}",
+                     f"{statistics.fmean(r.oracle for r in refs):.2f}",
+                     f"{statistics.fmean(r.hindsight for r in refs):.2f}",
+                     f"{statistics.fmean(r.reference for r in refs):.2f}",
+                     f"{sum(r.oracle > r.cash for r in refs)}/{len(refs)}",
+                     f"{sum(r.reference > r.cash for r in refs)}/{len(refs)}"])
+    out.append(table(["task", "cash", "regime oracle", "hindsight oracle", "reference",
+                      "oracle beats cash", "reference beats cash"], rows, right_from=1))
 
     out += ["", "## The tasks", ""]
     for spec in TASKS.values():

@@ -27,6 +27,10 @@ from memex.committee.world import (
 )
 
 CONVICTION_SCALE_PCT = 1.5
+# The analyst's mood: a bias common to every equity view, drawn per world and per regime the
+# analyst believes in, N(0, MOOD_SD) in conviction units. It makes the level of a note say
+# little about the regime (only the cross-section and its changes do), as a real desk's does.
+MOOD_SD = 0.4
 RESEARCH_TARGETS: tuple[str, ...] = ("SECTOR", "MARKET", *SECTORS, *TICKERS)
 # Noise multiplier by question: sector-level views (SECTOR), every stock (MARKET), the stocks of
 # one sector, one stock.
@@ -51,9 +55,12 @@ def research_note(world: World, period: int, target: str) -> dict[str, object]:
     believed = world.regime_at(period - spec.research_lag_periods)
     mu = expected_returns_pct(believed, world.alphas)
     rng = random.Random(f"memex-committee|{world.task}|{world.seed}|research|{period}|{target}")
+    mood = random.Random(f"memex-committee|{world.task}|{world.seed}|mood|{believed}").gauss(
+        0.0, MOOD_SD)
 
     def conviction(excess_pct: float, sector: str, factor: float) -> float:
-        signal = excess_pct / CONVICTION_SCALE_PCT + spec.research_bias.get(sector, 0.0)
+        signal = (excess_pct / CONVICTION_SCALE_PCT + spec.research_bias.get(sector, 0.0)
+                  + (mood if sector != "BONDS" else 0.0))
         return round(math.tanh(signal + rng.gauss(0.0, spec.research_noise * factor)), 2)
 
     views = []

@@ -1,61 +1,62 @@
-"""Episode score in [0, 1], normalised per episode against two references played on the very
-same world (the market does not react to the PM, so any policy can be replayed on it):
+"""Episode score in [-1, 1]: the episode's edge over cash in units of the reference's typical
+edge on the same task, clipped symmetrically:
 
-    score = clip((G - G_cash) / max(G_oracle - G_cash, MIN_SPAN_PTS), 0, 1)
+    score = clip((G - G_cash) / REFERENCE_EDGE_PTS[task], -1, 1)
 
-- `G` is the episode return: the sum of the per-period rewards (pts of NAV, `rewards.py`).
-- `G_cash` is the return of the fund sitting in cash from period 1: the cash rate every month
-  and nothing else. Doing nothing scores 0 by construction; anything that loses against cash
-  after costs and penalties also scores 0.
-- `G_oracle` is the return of the *regime oracle*: a PM that is told the hidden regime each
-  period (not the returns), consults Research and Risk like a diligent committee member, and
-  holds the mean-variance optimal book inside the mandate. It is a strong, not a perfect,
-  policy: a PM can beat it on a lucky path, and the score is then capped at 1.
-- `MIN_SPAN_PTS` keeps the ratio meaningful on paths where even the oracle barely beats cash.
+- `G` is the episode return: the sum of the per-period rewards (pts of NAV, `rewards.py`),
+  growth net of costs and risk penalties; the bonus terms are capped far below its spread
+  (`rewards.MAX_BONUS_PTS`).
+- `G_cash` is the return of the fund sitting in cash from period 1: the cash rate every month.
+  Doing nothing from cash scores 0; *losing* against cash scores below 0, symmetrically — a
+  variance-seeking policy pays for its bad paths as much as it earns on its good ones.
+- `REFERENCE_EDGE_PTS[task]` is the mean edge over cash of the score's reference on the task's
+  validation seeds (pinned by a test). The reference of an episode, `G_ref`, is the better of
+  two oracles replayed on its world: the *regime oracle* (told the hidden regime of each coming
+  month, not its returns) and the *hindsight oracle* (told, in addition, each regime spell's
+  realised mean return per asset — never a single month's return); both run the committee's
+  workflow and hold the mean-variance optimal book inside the mandate. The reference beats cash
+  on about 99% of paths (`docs/committee_baselines.md`); a PM matching its typical edge scores 1.
+- The divisor is one number per task, not the episode's own reference edge: dividing by a
+  per-episode span would let luck set the scale (a loss on a path where the reference barely
+  beat cash would count as -1, the same gain on a rich path as +0.1) and reverse the growth
+  ranking; with one divisor per task, ranking by mean score *is* ranking by mean risk-adjusted
+  return. There is no span floor.
+- A task's or a run's score is the **mean** of its episode scores: losses count.
 
-The same formula holds for all four tasks; what differs is the world, so the per-task numbers
-in `docs/committee_baselines.md` are comparable across tasks only as fractions of the oracle's
-edge over cash.
+The references are computed by `references.py` (which plays the oracles) and injected into the
+environment, so this module — and the environment — import no policy.
 """
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from typing import Any
 
-from memex.committee.world import CASH_RATE_PCT
-
-MIN_SPAN_PTS = 5.0
+SCORE_RANGE: tuple[float, float] = (-1.0, 1.0)
+# Mean edge of the reference over cash (pts), validation seeds 1,000,000-1,000,039.
+REFERENCE_EDGE_PTS: dict[str, float] = {
+    "guided_allocation": 18.5, "research_risk_conflict": 28.5,
+    "regime_shift_recovery": 29.0, "mandate_drift": 19.5,
+}
 
 
 @dataclass(frozen=True)
 class References:
     cash: float
-    oracle: float
+    oracle: float                 # the regime oracle (expectations only)
+    hindsight: float | None = None  # the hindsight oracle (each regime spell's realised means)
+
+    @property
+    def reference(self) -> float:
+        """The score's upper reference: the better of the two oracles."""
+        return self.oracle if self.hindsight is None else max(self.oracle, self.hindsight)
 
 
-@functools.lru_cache(maxsize=8192)
-def references(task: str, seed: int) -> References:
-    """The two reference returns of `(task, seed)` (cached: a pure function of its inputs)."""
-    from memex.committee.environment import CommitteeEnvironment
-    from memex.committee.policies import RegimeOracle
-
-    env = CommitteeEnvironment(score_episodes=False)
-    obs = env.reset(task=task, seed=seed)
-    oracle = RegimeOracle()
-    oracle.reset(obs, case=env.current_world)
-    total = 0.0
-    while not obs.done:
-        obs = env.step(oracle.act(obs))
-        total += obs.reward or 0.0
-    cash = obs.horizon * CASH_RATE_PCT
-    return References(cash=round(cash, 6), oracle=round(total, 6))
-
-
-def normalised_score(episode_return: float, refs: References) -> float:
-    span = max(refs.oracle - refs.cash, MIN_SPAN_PTS)
-    return round(min(1.0, max(0.0, (episode_return - refs.cash) / span)), 6)
+def normalised_score(episode_return: float, refs: References, task: str) -> float:
+    """The episode's score in [-1, 1] (see the module docstring)."""
+    lo, hi = SCORE_RANGE
+    edge = (episode_return - refs.cash) / REFERENCE_EDGE_PTS[task]
+    return round(min(hi, max(lo, edge)), 6)
 
 
 def episode_metrics(observation: Any) -> dict[str, Any]:

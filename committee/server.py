@@ -9,6 +9,8 @@ The app is built by the project's `create_env_app` (OpenEnv `create_app` with ty
 - `POST /episodes/{id}/agent-step`: a built-in baseline PM takes the next step of that episode.
 - `GET /tasks`: the four tasks, what each poses and rewards, and the seed splits.
 - `GET /info`: settings and live sessions.
+- Sealed evaluation (`--sealed`, `MEMEX_SEALED=1`): secret seeds, opaque ids, no seed in
+  `/state`, no `/ws`; `GET /sealed/report` signed with the run id (`memex.envkit.sealed`).
 
 Configuration: `MEMEX_MAX_SESSIONS` (256) and `MEMEX_SESSION_TIMEOUT_S` (900), as for the AML
 server; flags override them.
@@ -24,15 +26,17 @@ import uvicorn
 from fastapi import FastAPI
 from pydantic import Field
 
-from memex.committee.environment import CommitteeEnvironment
 from memex.committee.models import CommitteeAction, CommitteeObservation, CommitteeState
+from memex.committee.policies import POLICIES
+from memex.committee.references import ScoredCommitteeEnvironment
 from memex.committee.tasks import SPLITS, TASK_NAMES, TASKS
-from memex.server.http_episodes import (
+from memex.envkit.http_episodes import (
     DEFAULT_MAX_SESSIONS,
     DEFAULT_SESSION_TIMEOUT_S,
     ResetFields,
     create_env_app,
 )
+from memex.envkit.sealed import install_sealed, sealed_from_env
 
 DEFAULT_PORT = 7861
 AGENT_POLICIES = ("heuristic", "random", "research_chaser", "always_cash", "query_spammer")
@@ -46,16 +50,19 @@ class CommitteeResetRequest(ResetFields):
 
 
 def create_committee_app(max_sessions: int | None = None,
-                         idle_timeout_s: float | None = None) -> FastAPI:
-    from memex.committee.policies import POLICIES
-
-    app = create_env_app(CommitteeEnvironment, CommitteeAction, CommitteeObservation,
+                         idle_timeout_s: float | None = None,
+                         sealed: bool | None = None) -> FastAPI:
+    """The committee app; `sealed` (default `MEMEX_SEALED=1`) serves sealed evaluation
+    (`memex.envkit.sealed`): secret seeds, opaque ids, only `task` chosen by the client."""
+    app = create_env_app(ScoredCommitteeEnvironment, CommitteeAction, CommitteeObservation,
                          CommitteeState, name="memex-committee",
                          reset_model=CommitteeResetRequest, max_sessions=max_sessions,
                          idle_timeout_s=idle_timeout_s,
                          agent_policies={name: POLICIES[name] for name in AGENT_POLICIES},
                          title="Memex investment-committee environment")
     episodes = app.state.http_episodes
+    if sealed_from_env(sealed):
+        install_sealed(app, allowed_reset_fields=("task",))
 
     @app.get("/tasks", tags=["Environment Info"], summary="The tasks and the seed splits")
     async def tasks() -> dict[str, Any]:
@@ -85,8 +92,11 @@ def main(argv: list[str] | None = None) -> None:
                    default=float(os.environ.get("MEMEX_SESSION_TIMEOUT_S",
                                                 DEFAULT_SESSION_TIMEOUT_S)))
     p.add_argument("--log-level", default="info")
+    p.add_argument("--sealed", action="store_true", default=None,
+                   help="sealed evaluation mode (also MEMEX_SEALED=1)")
     args = p.parse_args(argv)
-    uvicorn.run(create_committee_app(args.max_sessions, args.session_timeout), host=args.host,
+    uvicorn.run(create_committee_app(args.max_sessions, args.session_timeout, args.sealed),
+                host=args.host,
                 port=args.port, log_level=args.log_level, ws="websockets-sansio")
 
 

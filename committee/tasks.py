@@ -118,8 +118,8 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType({t.name: t for t in (
         prehistory_regime="expansion",
         research_noise=0.40, research_bias=MappingProxyType({"TECH": 0.6}),
         research_lag_periods=1,
-        initial_weights=_weights(NOVA=0.20, CLDX=0.15, PTRL=0.08, SOLR=0.07, MEDI=0.10,
-                                 BIOG=0.05, GOVT=0.15, CORP=0.10),
+        initial_weights=_weights(NOVA=0.42, CLDX=0.30, PTRL=0.08, SOLR=0.07, MEDI=0.05,
+                                 GOVT=0.05),
     ),
     TaskSpec(
         name="regime_shift_recovery",
@@ -134,8 +134,8 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType({t.name: t for t in (
         regime_script=_expansion_crisis_recovery,
         prehistory_regime="expansion",
         research_noise=0.35, research_bias=MappingProxyType({}), research_lag_periods=1,
-        initial_weights=_weights(NOVA=0.12, CLDX=0.12, PTRL=0.08, SOLR=0.06, MEDI=0.12,
-                                 BIOG=0.06, GOVT=0.20, CORP=0.14),
+        initial_weights=_weights(NOVA=0.38, CLDX=0.24, PTRL=0.12, SOLR=0.08, MEDI=0.10,
+                                 BIOG=0.08),
     ),
     TaskSpec(
         name="mandate_drift",
@@ -149,8 +149,8 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType({t.name: t for t in (
         prehistory_regime="expansion",
         research_noise=0.30, research_bias=MappingProxyType({"ENERGY": 0.4}),
         research_lag_periods=0,
-        initial_weights=_weights(NOVA=0.18, CLDX=0.10, PTRL=0.20, SOLR=0.08, MEDI=0.14,
-                                 BIOG=0.05, GOVT=0.15, CORP=0.05),
+        initial_weights=_weights(NOVA=0.10, CLDX=0.05, PTRL=0.40, SOLR=0.25, MEDI=0.10,
+                                 GOVT=0.10),
         mandate_revision=(
             Mandate(max_asset_weight=0.25, max_sector_weight=0.45, vol_budget_annual_pct=9.0,
                     excluded=("PTRL",)),

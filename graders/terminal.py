@@ -1,30 +1,44 @@
-"""The terminal score: how good the final decision is, in [-1, 1].
+"""The terminal score: how good the final decision is, in [-1, 1], paid only for evidence.
 
 | outcome | score |
 |---|---|
 | false negative (closed a suspicious alert) | -1.0 (worst) |
 | false positive (SAR on an explained alert) | -0.7 |
 | timeout (no decision within the step budget) | worst wrong decision for the case (-1.0 or -0.7) |
-| true positive (SAR on a suspicious alert) | sum of the SAR components below, max 1.0 |
-| true negative (closed an explained alert) | sum of the closure components below, max 1.0 |
+| true positive (SAR on a suspicious alert) | sum of the SAR components below, in [0, 1] |
+| true negative (closed an explained alert) | sum of the closure components below, in [0, 1] |
 
-SAR components: decision 0.30; subjects 0.15 x F1 of named subjects (only seen entities can
-count); findings 0.25 x F1 over red-flag codes, where a finding counts only if its code is truly
-present and it cites at least one true evidence ID that the agent saw and kept on disk (wrong
-codes cost precision); typology 0.10 if right; citations 0.15 x share of the justifying
-sections that are cited and loaded in the kernel; efficiency 0.05 x unused share of the step
-budget. Closure components: decision 0.60; citations 0.25; efficiency 0.15.
+| component | SAR weight | closure weight | how it is earned |
+|---|---|---|---|
+| decision | 0.30 | 0.60 | x evidence share `e` (below) |
+| subjects | 0.15 | - | x F1 of named vs true subjects (only IDs the agent saw can count) |
+| findings | 0.25 | - | x F1 over red-flag codes (valid ones below; wrong codes cost precision) |
+| typology | 0.10 | - | if right and at least one finding is valid |
+| citations | 0.15 | 0.25 | x F1 of cited vs justifying sections (valid only while loaded) |
+| efficiency | 0.05 | 0.15 | x unused share of the step budget, x `e` |
 
-A decision that is right by luck earns only its decision weight: typology and efficiency
-count only when at least one finding is valid (SAR) or one citation is valid (closure).
+**Evidence share `e`.** Every case's truth names the cross-check views that decide it
+(`GroundTruth.decisive_evidence`: for a benign case the explanation — the history with the same
+rhythm, the document matching the wire, the declaration matching the invoice; for a suspicious
+case the records where the cover story fails). None of them is revealed by the alert. `e` is the
+share of those views of which the agent has had at least one record returned by a tool call.
+A blind or memorised decision therefore earns no decision credit: right by luck scores what its
+citations and findings earn, and wrong by luck costs the full penalty.
+
+**Valid finding.** Its code is truly present **and** its evidence includes a record that carries
+that red flag (`RedFlag.carrier_ids`), returned by a tool the agent called and kept on disk.
+Citing the subject's own ID, or an ID never returned by a tool, validates nothing.
+
+**Citations.** Precision is valid citations over everything cited (citing the whole manual costs
+precision); recall is valid citations over the justifying sections.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from memex.graders.decision import Decision
 from memex.scenarios.truth import GroundTruth
-from memex.server.tools import Decision
 
 SCORE_MIN, SCORE_MAX = -1.0, 1.0
 FALSE_NEGATIVE_SCORE = -1.0
@@ -42,8 +56,23 @@ class TerminalScore:
     measures: dict[str, float] = field(default_factory=dict)
 
 
-def _f1(precision: float, recall: float) -> float:
-    return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
+@dataclass(frozen=True)
+class Evidence:
+    """What the agent has gathered by the time it decides (all IDs)."""
+
+    seen: frozenset[str]  # revealed to the agent at all (alert included)
+    revealed: frozenset[str]  # returned by a tool the agent called
+    on_disk: frozenset[str]  # kept in the case file
+    kernel: tuple[str, ...]  # manual sections loaded at decision time
+    steps_used: int
+    step_budget: int
+
+
+def _f1(hits: int, claimed: int, needed: int) -> float:
+    if hits == 0 or claimed == 0 or needed == 0:
+        return 0.0
+    precision, recall = hits / claimed, hits / needed
+    return 2 * precision * recall / (precision + recall)
 
 
 def timeout_score(truth: GroundTruth) -> TerminalScore:
@@ -51,53 +80,68 @@ def timeout_score(truth: GroundTruth) -> TerminalScore:
     return TerminalScore(worst, "timeout", {"decision": worst})
 
 
-def score_decision(truth: GroundTruth, decision: Decision, *, seen: frozenset[str],
-                   on_disk: frozenset[str], kernel: tuple[str, ...], steps_used: int,
-                   step_budget: int) -> TerminalScore:
+def evidence_share(truth: GroundTruth, revealed: frozenset[str]) -> float:
+    """Share of the deciding cross-check views with at least one record returned by a tool."""
+    views = truth.decisive_evidence
+    if not views:
+        return 1.0
+    return sum(1 for view in views if revealed.intersection(view)) / len(views)
+
+
+def valid_citations(truth: GroundTruth, cited: tuple[str, ...],
+                    kernel: tuple[str, ...]) -> set[str]:
+    return set(cited) & set(kernel) & set(truth.justifying_sections)
+
+
+def valid_finding_codes(truth: GroundTruth, decision: Decision, ev: Evidence) -> set[str]:
+    kept = ev.revealed & ev.on_disk
+    valid = set()
+    for finding in decision.findings:
+        flag = truth.flag(finding.code)
+        if flag and kept.intersection(flag.carrier_ids).intersection(finding.evidence_ids):
+            valid.add(finding.code)
+    return valid
+
+
+def score_decision(truth: GroundTruth, decision: Decision, ev: Evidence) -> TerminalScore:
     filed = decision.action == "file_sar"
     if filed and not truth.suspicious:
         return TerminalScore(FALSE_POSITIVE_SCORE, "FP", {"decision": FALSE_POSITIVE_SCORE})
     if not filed and truth.suspicious:
         return TerminalScore(FALSE_NEGATIVE_SCORE, "FN", {"decision": FALSE_NEGATIVE_SCORE})
 
-    justifying = set(truth.justifying_sections)
-    valid_citations = set(decision.cited_sections) & set(kernel) & justifying
-    citation_share = len(valid_citations) / len(justifying)
-    efficiency = max(0.0, 1.0 - steps_used / step_budget)
-    measures = {"citations_valid": float(len(valid_citations)),
-                "citations_needed": float(len(justifying)), "steps_used": float(steps_used)}
+    share = evidence_share(truth, ev.revealed)
+    cited = valid_citations(truth, decision.cited_sections, ev.kernel)
+    needed = len(set(truth.justifying_sections))
+    cite = _f1(len(cited), len(set(decision.cited_sections)), needed)
+    efficiency = max(0.0, 1.0 - ev.steps_used / ev.step_budget) * share
+    measures = {"evidence_share": share, "citation_f1": cite,
+                "citations_valid": float(len(cited)), "citations_needed": float(needed),
+                "steps_used": float(ev.steps_used)}
 
     if not filed:
         w = CLOSE_WEIGHTS
-        components = {"decision": w["decision"], "citations": w["citations"] * citation_share,
-                      "efficiency": w["efficiency"] * efficiency if valid_citations else 0.0}
+        components = {"decision": w["decision"] * share, "citations": w["citations"] * cite,
+                      "efficiency": w["efficiency"] * efficiency}
         return TerminalScore(round(sum(components.values()), 6), "TN", components, measures)
 
     w = SAR_WEIGHTS
-    named = set(decision.subjects) & seen
-    true_subjects = set(truth.subject_ids)
-    hit = len(named & true_subjects)
-    subj_p = hit / len(set(decision.subjects)) if decision.subjects else 0.0
-    subj_r = hit / len(true_subjects)
-    codes_claimed = {f.code for f in decision.findings}
-    valid_codes = set()
-    for finding in decision.findings:
-        flag = truth.flag(finding.code)
-        if flag and any(e in flag.evidence_ids and e in on_disk and e in seen
-                        for e in finding.evidence_ids):
-            valid_codes.add(finding.code)
-    find_p = len(valid_codes) / len(codes_claimed) if codes_claimed else 0.0
-    find_r = len(valid_codes) / len(truth.red_flags)
-    supported = bool(valid_codes)
+    named = set(decision.subjects)
+    subject_hits = len(named & ev.seen & set(truth.subject_ids))
+    claimed = {f.code for f in decision.findings}
+    valid = valid_finding_codes(truth, decision, ev)
     components = {
-        "decision": w["decision"],
-        "subjects": w["subjects"] * _f1(subj_p, subj_r),
-        "findings": w["findings"] * _f1(find_p, find_r),
-        "typology": w["typology"] if supported and decision.typology == truth.typology else 0.0,
-        "citations": w["citations"] * citation_share,
-        "efficiency": w["efficiency"] * efficiency if supported else 0.0,
+        "decision": w["decision"] * share,
+        "subjects": w["subjects"] * _f1(subject_hits, len(named), len(set(truth.subject_ids))),
+        "findings": w["findings"] * _f1(len(valid), len(claimed), len(truth.red_flags)),
+        "typology": w["typology"] if valid and decision.typology == truth.typology else 0.0,
+        "citations": w["citations"] * cite,
+        "efficiency": w["efficiency"] * efficiency if valid else 0.0,
     }
-    measures.update(subjects_precision=subj_p, subjects_recall=subj_r,
-                    findings_precision=find_p, findings_recall=find_r,
-                    findings_valid=float(len(valid_codes)))
+    measures.update(
+        findings_valid=float(len(valid)),
+        findings_precision=len(valid) / len(claimed) if claimed else 0.0,
+        findings_recall=len(valid) / len(truth.red_flags) if truth.red_flags else 0.0,
+        subjects_precision=subject_hits / len(named) if named else 0.0,
+        subjects_recall=subject_hits / len(set(truth.subject_ids)) if truth.subject_ids else 0.0)
     return TerminalScore(round(sum(components.values()), 6), "TP", components, measures)

@@ -79,7 +79,9 @@ def render_truth(case: Case) -> str:
     lines = [f"\nGROUND TRUTH: {t.kind}/{t.variant} -> {t.decision}, typology {t.typology}",
              f"  subjects {', '.join(t.subject_ids) or '-'}; UBO {t.ubo_id or '-'}",
              f"  sections {', '.join(t.justifying_sections)}"]
-    lines += [f"  {f.code}: {', '.join(f.evidence_ids)}" for f in t.red_flags]
+    lines += [f"  {f.code}: carriers {', '.join(f.carrier_ids)}; evidence "
+              f"{', '.join(f.evidence_ids)}" for f in t.red_flags]
+    lines += [f"  decisive view {i}: {', '.join(g)}" for i, g in enumerate(t.decisive_evidence, 1)]
     return "\n".join(lines)
 
 

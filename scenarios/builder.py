@@ -13,6 +13,7 @@ from datetime import date, timedelta
 from memex.scenarios import vocab
 from memex.scenarios.case import Case
 from memex.scenarios.difficulty import ALERT_WINDOW_DAYS, KNOBS
+from memex.scenarios.ids import make_id
 from memex.scenarios.manual import CTR_THRESHOLD_USD
 from memex.scenarios.model import (
     Account,
@@ -70,9 +71,9 @@ class CaseBuilder:
 
     # ---- identifiers -------------------------------------------------------------------
     def uid(self, prefix: str) -> str:
-        """A fresh ID: type prefix + 6 random hex digits, unique within the case."""
+        """A fresh ID in the one format of `scenarios.ids`, random digits, unique in the case."""
         while True:
-            candidate = f"{prefix}-{self.rng.getrandbits(24):06X}"
+            candidate = make_id(prefix, self.rng.getrandbits(24))
             if candidate not in self._ids:
                 self._ids.add(candidate)
                 return candidate
@@ -291,6 +292,14 @@ class CaseBuilder:
                 id=self.uid("MKT"), commodity=commodity, unit=unit,
                 low_usd=round(low * drift, 2), high_usd=round(high * drift, 2),
                 as_of=iso(self.as_of), source=self.pick(vocab.PRICE_SOURCES))
+        return self.market_prices[commodity]
+
+    def set_price(self, commodity: str, low: float, high: float) -> MarketPrice:
+        """Fix the market band of `commodity` on the case date (before `price` draws one)."""
+        unit = next(c[1] for c in vocab.COMMODITIES if c[0] == commodity)
+        self.market_prices[commodity] = MarketPrice(
+            id=self.uid("MKT"), commodity=commodity, unit=unit, low_usd=round(low, 2),
+            high_usd=round(high, 2), as_of=iso(self.as_of), source=self.pick(vocab.PRICE_SOURCES))
         return self.market_prices[commodity]
 
     def supporting(self, kind: str, description: str, amount: float | None, when: str,

@@ -1,5 +1,11 @@
 """`generate(seed, difficulty, kind)`: the one entry point that turns a seed into a `Case`.
 
+The world is a shared surface plus a latent story. For the rule a kind fires, one sampler
+(`scenarios.surfaces`) draws everything the alert shows, identically for benign and suspicious
+kinds; the kind's story (`scenarios.story`, `scenarios.checks`) writes the views beyond the alert
+as cross-checks that corroborate (benign) or expose a cover story (suspicious). The label lives
+only in relations between two views; `evaluation.leak_audit` measures that no single view tells.
+
 One `random.Random` is created per case from `(seed, difficulty)` and passed through every
 builder; nothing reads a global RNG, uuid4 or the clock, so the same arguments give the same
 case byte for byte. The first two draws always pick the kind and the variant (even when the

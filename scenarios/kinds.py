@@ -1,8 +1,12 @@
 """The one interface every case kind implements, suspicious typology or benign look-alike.
 
-A kind is a module exposing `KIND = KindSpec(...)`. `build(builder, variant)` writes the
-scheme (or the innocent activity) into the builder and returns the finished `Case`. Adding a
-typology means adding a module and listing it in `scenarios.generator.KINDS`.
+A kind is a module exposing `KIND = KindSpec(...)`. Kinds do not write their own alerts: each
+monitoring rule has one surface sampler (`scenarios.surfaces`) shared by every kind that fires it,
+so the alert is drawn from one distribution whatever the label. A kind is a latent story: its
+`build(builder, variant)` names the rule, the class and the variant's anchor cross-check, and
+`scenarios.story.build_case` writes the rest of the world — consistent for benign kinds, with the
+anchor's cover story failing for suspicious ones. Adding a typology means adding a module (its
+variants and their anchor checks) and listing it in `scenarios.generator.KINDS`.
 """
 
 from __future__ import annotations

@@ -60,6 +60,10 @@ RED_FLAG_CODES: dict[str, str] = {
     "MULTIPLE_INVOICING": "One shipment invoiced and paid more than once.",
     "THIRD_PARTY_PAYMENT": "A trade invoice paid by a party that is not on the trade documents.",
     "HIGH_RISK_JURISDICTION": "A counterparty in a jurisdiction on a FATF list.",
+    "UNSUPPORTED_SOURCE_OF_FUNDS": "A declared source of funds whose supporting document does "
+                                   "not match the amount of the activity it is said to explain.",
+    "UNDISCLOSED_RELATED_PARTY": "A counterparty presented as independent that the company "
+                                 "registry shows the subject owns.",
 }
 
 
@@ -102,10 +106,13 @@ _SECTIONS: tuple[tuple[str, str, str], ...] = (
     ("2.1", "Structuring (31 USC 5324)",
      "Structuring is breaking up cash transactions to evade the CTR requirement, for example "
      "several deposits of $9,000 to $9,900 on consecutive days or at different branches. It is a "
-     "federal crime under 31 USC 5324 whether or not the underlying funds are lawful, and a "
-     "structured pattern is reportable on its own. Look for amounts clustered just below "
-     "$10,000, no deposit above the threshold, splitting across days, branches and people, and "
-     "a customer who asks about reporting."),
+     "federal crime under 31 USC 5324 whether or not the underlying funds are lawful. Amounts "
+     "clustered just below $10,000, split across days, branches and people, are the indicator "
+     "that opens the review; decide on what the rest of the file shows. A documented source "
+     "that matches the deposits, a following wire that ends with an unrelated party and a "
+     "namesake-only watchlist hit point to ordinary banking (8.1). A source document that does "
+     "not match, funds that come back to the depositor's own companies, a device shared with "
+     "an unrelated company or a confirmed listing point to placement, and are reported."),
     ("2.2", "Structuring red flags and how to evidence them",
      "Cite CASH_BELOW_CTR_THRESHOLD with the deposit transactions themselves; MULTI_BRANCH_CASH "
      "with deposits made at different branches or split over days; MULTIPLE_DEPOSITORS when "
@@ -116,7 +123,8 @@ _SECTIONS: tuple[tuple[str, str, str], ...] = (
      "and the expected monthly cash recorded at onboarding. Cash far above what the stated "
      "occupation or business explains supports CASH_INCONSISTENT_WITH_PROFILE; cite the customer "
      "and the deposits. A salaried employee depositing tens of thousands in cash is a classic "
-     "example."),
+     "example. A sales summary, tax return or bill of sale on file whose amount does not match "
+     "the deposits supports UNSUPPORTED_SOURCE_OF_FUNDS; cite the document."),
     ("2.4", "Monetary instrument purchases",
      "Cash purchases of bank cheques, drafts, cashier's cheques, money orders or traveller's "
      "cheques between $3,000 and $10,000 inclusive require identification and a record of the "
@@ -133,7 +141,10 @@ _SECTIONS: tuple[tuple[str, str, str], ...] = (
      "25 percent or more of the equity, plus one individual with significant responsibility to "
      "control or direct it, such as a CEO or managing member (31 CFR 1010.230(d)). Ownership held "
      "through other companies is traced to natural persons. A transparent, disclosed ownership "
-     "chain with named owners is a mitigating fact."),
+     "chain with named owners is a mitigating fact. Compare the registry with the alerted "
+     "counterparties: a counterparty presented as independent that the subject owns supports "
+     "UNDISCLOSED_RELATED_PARTY; cite the ownership link. Holdings that are not counterparties "
+     "are unremarkable."),
     ("3.3", "Nominees and layered ownership",
      "Nominee shareholders or directors, bearer arrangements and chains of companies in several "
      "jurisdictions can hide the natural person in control. Look through each layer to the "
@@ -154,7 +165,8 @@ _SECTIONS: tuple[tuple[str, str, str], ...] = (
      "Online-banking sessions record a device fingerprint and IP address. The same device or IP "
      "operating accounts of customers who present as unrelated suggests common control and "
      "supports SHARED_DEVICE_ACROSS_ENTITIES; cite the login records. Shared devices within one "
-     "household or one company's staff are expected."),
+     "household or one company's staff, or between a customer and a company the registry shows "
+     "it owns, are expected: check the ownership links before drawing a conclusion."),
     # 4. Sanctions and adverse media
     ("4.1", "OFAC screening and blocking",
      "Transactions and parties are screened against OFAC's Specially Designated Nationals list. "
@@ -187,12 +199,17 @@ _SECTIONS: tuple[tuple[str, str, str], ...] = (
      "source of the funds in each "
      "significant transaction, obtain senior management approval, and monitor the relationship "
      "more closely. Large transfers are matched to documents: sale deeds, probate records, "
-     "audited accounts, employment contracts."),
+     "audited accounts, employment contracts. The same test applies to any customer whose "
+     "activity rests on a declared source: a document whose amount is far from the flow it "
+     "explains supports UNSUPPORTED_SOURCE_OF_FUNDS (PEP_UNEXPLAINED_WEALTH for a PEP); one "
+     "that matches it explains the flow."),
     ("5.3", "PEP transfers with a documented source of wealth",
      "A large transfer to or from a PEP is consistent with the relationship when a verifiable "
      "document on file explains it: the amount, date and counterparty of the transfer match the "
      "document, for example the proceeds of a property sale paid by the buyer's escrow agent. "
-     "With no other red flag the alert is closed with that rationale."),
+     "When the document matches and the other checks hold (the trace does not lead back to the "
+     "PEP's own companies, the watchlist hit is a namesake), the alert is closed with that "
+     "rationale."),
     ("5.4", "PEP funds with no documented source",
      "Funds reaching a PEP, or a company the PEP owns, from offshore companies or intermediaries "
      "with no declared or documented source, or with a source that does not match the amounts, "
@@ -225,8 +242,9 @@ _SECTIONS: tuple[tuple[str, str, str], ...] = (
     ("6.6", "Trade with high-risk jurisdictions",
      "Trade with a counterparty in a jurisdiction on a FATF list calls for enhanced due "
      "diligence and supports HIGH_RISK_JURISDICTION as a risk factor. On its own it is not "
-     "suspicious: when the documents reconcile, prices sit within the market range and the "
-     "importer pays its own supplier directly, the alert is closed with that rationale."),
+     "suspicious: when the documents reconcile, prices sit within the market range, the payment "
+     "does not come back to the customer's own companies and the partner is not one of them, the "
+     "alert is closed with that rationale."),
     ("6.7", "Reconciling trade documents",
      "For each shipment match the invoice, customs declaration and bill of lading: commodity, "
      "quantity, unit, parties, dates, ports and vessel. Then match each payment to one invoice. "
@@ -262,17 +280,20 @@ _SECTIONS: tuple[tuple[str, str, str], ...] = (
     # 8. Legitimate high-volume activity
     ("8.1", "Cash-intensive businesses",
      "Restaurants, convenience stores, laundromats, car washes and similar businesses deposit "
-     "cash daily. Deposits consistent with the business type, its declared turnover and its own "
-     "history, including deposits above $10,000 for which CTRs were filed, are expected and are "
-     "not by themselves suspicious (FFIEC BSA/AML Examination Manual, cash-intensive "
-     "businesses). Suspicion arises when deposits cluster just below $10,000, exceed turnover, or "
-     "break from the history. With no such sign the alert is closed citing this section."),
+     "cash daily, and people sell cars, win at casinos and inherit cash. Deposits explained by a "
+     "matching document on file (sales summary, tax return, bill of sale), including deposits "
+     "above $10,000 for which CTRs were filed and runs of deposits just under $10,000 that the "
+     "documents account for, are expected and are not by themselves suspicious (FFIEC BSA/AML "
+     "Examination Manual, cash-intensive businesses). Suspicion arises when the documents do not "
+     "match the deposits, or when another check fails: the cash comes back to the customer's own "
+     "companies, the device is shared with an unrelated company, or a listing is confirmed. With "
+     "no such sign the alert is closed citing this section."),
     ("8.2", "Payroll and supplier disbursements",
      "An established operating company that receives customer payments and pays many employees "
      "or suppliers shortly afterwards is running payroll, not layering, when the number of "
      "recipients fits its headcount, the recipients are its staff or long-standing suppliers, "
-     "its owners are disclosed, and the pattern repeats each pay cycle. Close with that "
-     "rationale."),
+     "its owners are disclosed, its receipts are documented, and neither the registry nor a wire "
+     "trace shows the money returning to companies it owns. Close with that rationale."),
     ("8.3", "CTR exemptions",
      "Banks may exempt certain customers from CTR filing: other banks, government agencies, "
      "listed companies and, after two months and designation, some non-listed businesses and "

@@ -107,7 +107,8 @@ class WatchlistEntry(Frozen):
     list: WatchlistName
     name: str
     country: str
-    date_of_birth: str | None = None
+    date_of_birth: str | None = Field(
+        default=None, description="Date of birth (person) or of incorporation (company).")
     detail: str = Field(description="Programme, public function or headline.")
     listed_on: str
 

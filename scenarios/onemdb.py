@@ -85,13 +85,13 @@ def build_case() -> Case:
     personal_banking(b, financier, fin_acct, 1_200_000)
 
     # --- the money -----------------------------------------------------------------------
-    inflows = []
+    inflows, origin_hops = [], []
     for days, amount in ((22, 11_800_000.0), (19, 9_650_000.0), (16, 7_400_000.0)):
         t = b.txn(b.days_ago(days), amount, "wire", conduit_acct, studio_acct,
                   memo="INVESTMENT IN FILM SLATE")
         inflows.append(t)
         # Origin trace: fund -> look-alike (Swiss private bank) -> conduit (Singapore) -> us.
-        b.trace(t, "origin", [
+        origin_hops += b.trace(t, "origin", [
             ("Straits Merchant Bank", vocab.BANK_NAME, "SC", conduit.name, amount, 0),
             ("Banque Privee Lacroix SA", "Straits Merchant Bank", "VG", lookalike.name,
              amount * 1.02, 3),
@@ -161,16 +161,26 @@ def build_case() -> Case:
             dob=b.dob(50, 70))
 
     flags = (
-        RedFlag(code="PEP_UNEXPLAINED_WEALTH", evidence_ids=(sof.id, pep.id, pep_spend.id)),
-        RedFlag(code="SHELL_COMPANY_INDICATORS", evidence_ids=(lookalike.id, conduit.id)),
+        RedFlag(code="PEP_UNEXPLAINED_WEALTH", evidence_ids=(sof.id, pep.id, pep_spend.id),
+                carrier_ids=(sof.id, pep_spend.id)),
+        RedFlag(code="SHELL_COMPANY_INDICATORS", evidence_ids=(lookalike.id, conduit.id),
+                carrier_ids=(lookalike.id, conduit.id)),
         RedFlag(code="RAPID_PASS_THROUGH",
-                evidence_ids=tuple(t.id for t in inflows + outflows)),
+                evidence_ids=tuple(t.id for t in inflows + outflows),
+                carrier_ids=tuple(t.id for t in inflows + outflows)),
         RedFlag(code="OFFSHORE_ONWARD_TRANSFER", evidence_ids=(round_trip[0].id,
-                                                               round_trip[1].id)),
-        RedFlag(code="ROUND_TRIP", evidence_ids=(round_trip[-1].id,)),
-        RedFlag(code="NOMINEE_OWNERSHIP", evidence_ids=(nominee_link.id,)),
-        RedFlag(code="ADVERSE_MEDIA", evidence_ids=(news.id,)),
+                                                               round_trip[1].id),
+                carrier_ids=(round_trip[0].id, round_trip[1].id)),
+        RedFlag(code="ROUND_TRIP", evidence_ids=(round_trip[-1].id,),
+                carrier_ids=(round_trip[-1].id,)),
+        RedFlag(code="NOMINEE_OWNERSHIP", evidence_ids=(nominee_link.id,),
+                carrier_ids=(nominee_link.id,)),
+        RedFlag(code="ADVERSE_MEDIA", evidence_ids=(news.id,), carrier_ids=(news.id,)),
     )
+    # What decides it: the origin traces (state fund -> look-alike), the round trip back to the
+    # fund, the PEP's empty source-of-funds file, and the news about the fund.
+    decisive = (tuple(h.id for h in origin_hops), tuple(h.id for h in round_trip), (sof.id,),
+                (news.id,))
     alert = b.alert(FUNDS_FANOUT, studio, [studio_acct], inflows + outflows,
                     {"inflow_usd": total_in, "outgoing_transfers": len(outflows),
                      "outflow_usd": sum(t.amount_usd for t in outflows)})
@@ -178,5 +188,6 @@ def build_case() -> Case:
         kind="layering", variant="1mdb", suspicious=True, decision="file_sar",
         typology="layering",
         subject_ids=(studio.id, pep.id, financier.id, lookalike.id, conduit.id),
-        red_flags=flags, justifying_sections=("5.4", "7.3", "3.4"), ubo_id=financier.id)
+        red_flags=flags, justifying_sections=("5.4", "7.3", "3.4"), decisive_evidence=decisive,
+        ubo_id=financier.id)
     return b.build(alert, truth)

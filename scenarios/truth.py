@@ -1,6 +1,23 @@
 """Hidden ground truth of a case. Only graders, baselines marked as oracles, and tests read it.
 
-Nothing in `server/` tools may import this module; `tests/test_world.py` checks that.
+Nothing in `server/` tools may import this module; `tests/unit/test_world.py` checks that.
+
+The grader's contract:
+
+- `RedFlag.carrier_ids`: the records in which the red flag itself lives (a document whose
+  amount does not match, the trace hop that closes a loop, the login that shares a device, the
+  watchlist entry that confirms a match...). A SAR finding counts only if its evidence
+  includes at least one carrier the agent saw through a tool and kept on disk. Carriers are
+  never the subject's own entity ID alone. `evidence_ids` keeps every supporting record.
+- `GroundTruth.decisive_evidence`: the cross-check views that decide the case, one inner
+  tuple per view (revealing any one of its IDs means the view was seen). Benign cases list the
+  explanation (the source-of-funds document that matches the flow, the trace that ends with
+  an unrelated party, the registry link that explains a shared device, the watchlist entry
+  whose date of birth differs, the market band that brackets the invoice); suspicious cases
+  list the records where the cover story fails. At least two groups per case, and no ID in
+  them is revealed by the alert itself: they take investigation to see.
+- `justifying_sections`: manual sections whose loading and citing justifies the decision
+  (benign kinds include the section that makes closing right).
 """
 
 from __future__ import annotations
@@ -13,10 +30,11 @@ Decision = Literal["file_sar", "close_alert"]
 
 
 class RedFlag(Frozen):
-    """A red-flag code that is truly present, with the evidence IDs that each prove it."""
+    """A red-flag code that is truly present, with the records that prove it."""
 
     code: str
     evidence_ids: tuple[str, ...]
+    carrier_ids: tuple[str, ...] = ()
 
 
 class GroundTruth(Frozen):
@@ -28,6 +46,7 @@ class GroundTruth(Frozen):
     subject_ids: tuple[str, ...]
     red_flags: tuple[RedFlag, ...]
     justifying_sections: tuple[str, ...]
+    decisive_evidence: tuple[tuple[str, ...], ...] = ()
     ubo_id: str | None = None
 
     def flag(self, code: str) -> RedFlag | None:

@@ -8,9 +8,13 @@ Routes added on top of the OpenEnv ones:
 - `GET /episodes/{id}/truth`: ground truth of a *finished* episode, only when the server runs
   with `--reveal-truth-after-done` / `MEMEX_REVEAL_TRUTH_AFTER_DONE=1` (Glass Box overlay).
 - `GET /info`: settings and live sessions. `GET /`: the Glass Box, when built.
+- `GET /schema`: OpenEnv's schemas, the action's with the `tools` catalog (every tool's argument
+  schema, derived from the declarations in `server/tools.py`).
 
-Configuration: `MEMEX_MAX_SESSIONS` (256) bounds WebSocket sessions and, separately, HTTP
-episodes; `MEMEX_SESSION_TIMEOUT_S` (900) closes idle ones.
+Configuration: `MEMEX_MAX_SESSIONS` (256) bounds WebSocket sessions and, separately, live HTTP
+episodes (a finished one frees its slot at once); `MEMEX_SESSION_TIMEOUT_S` (900) closes idle
+ones; `MEMEX_MAX_MCP_SESSIONS`, `MEMEX_MAX_BODY_BYTES` and `MEMEX_API_TOKEN` are described in
+`memex.envkit.http_episodes`. See docs/reliability.md.
 """
 
 from __future__ import annotations
@@ -24,12 +28,21 @@ from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import Field
 
-from memex.baselines import Heuristic, RandomPolicy
+from memex.envkit.http_episodes import ResetFields, create_env_app
+from memex.envkit.sealed import install_sealed, sealed_from_env
 from memex.models import MemexAction, MemexObservation, MemexState
+from memex.policies.heuristic import Heuristic
+from memex.policies.probes import RandomPolicy
 from memex.scenarios import BENIGN_KINDS, DEFAULT_BENIGN_SHARE, DIFFICULTIES, SUSPICIOUS_KINDS
 from memex.scenarios.onemdb import CASE_NAME
 from memex.server.environment import MemexEnvironment
-from memex.server.http_episodes import ResetFields, create_env_app
+from memex.server.tools import TOOLS
+from memex.state_manager import (
+    DEFAULT_KERNEL_CAPACITY,
+    DEFAULT_RAM_PAGES,
+    MAX_MEMORY_SLOTS,
+    MIN_MEMORY_SLOTS,
+)
 
 FRONTEND_DIST = Path(__file__).resolve().parents[1] / "frontend" / "dist"
 # Built-in agents for `POST /episodes/{id}/agent-step` (never the oracle: it reads the truth).
@@ -39,24 +52,30 @@ AGENT_POLICIES = {"heuristic": Heuristic, "random": RandomPolicy}
 class MemexResetRequest(ResetFields):
     seed: int | None = Field(default=None, ge=0)
     difficulty: Literal["easy", "medium", "hard"] = "medium"
-    kind: str | None = None
-    variant: str | None = None
-    case: str | None = None
+    kind: str | None = Field(default=None, max_length=64)
+    variant: str | None = Field(default=None, max_length=64)
+    case: str | None = Field(default=None, max_length=64)
     benign_share: float = Field(default=DEFAULT_BENIGN_SHARE, gt=0, lt=1)
-    ram_pages: int = Field(default=2, ge=1, le=16)
-    kernel_capacity: int = Field(default=3, ge=1, le=16)
+    ram_pages: int = Field(default=DEFAULT_RAM_PAGES, ge=MIN_MEMORY_SLOTS, le=MAX_MEMORY_SLOTS)
+    kernel_capacity: int = Field(default=DEFAULT_KERNEL_CAPACITY, ge=MIN_MEMORY_SLOTS,
+                                 le=MAX_MEMORY_SLOTS)
 
 
 def create_memex_app(max_sessions: int | None = None, idle_timeout_s: float | None = None,
                      reveal_truth_after_done: bool | None = None,
+                     sealed: bool | None = None,
                      frontend_dir: Path | None = FRONTEND_DIST) -> FastAPI:
     if reveal_truth_after_done is None:
         reveal_truth_after_done = os.environ.get("MEMEX_REVEAL_TRUTH_AFTER_DONE", "0") == "1"
     app = create_env_app(MemexEnvironment, MemexAction, MemexObservation, MemexState,
                          name="memex", reset_model=MemexResetRequest, max_sessions=max_sessions,
                          idle_timeout_s=idle_timeout_s, agent_policies=AGENT_POLICIES,
+                         action_schema_extra={"tools": [s.catalog_entry()
+                                                        for s in TOOLS.values()]},
                          title="Memex AML investigation environment")
     episodes = app.state.http_episodes
+    sealed = sealed_from_env(sealed)  # sealed evaluation: `memex.envkit.sealed`
+    reveal_truth_after_done = reveal_truth_after_done and not sealed
 
     @app.get("/episodes/{episode_id}/truth", tags=["Debug"],
              summary="Ground truth of a finished episode (only when enabled)")
@@ -64,7 +83,7 @@ def create_memex_app(max_sessions: int | None = None, idle_timeout_s: float | No
         if not reveal_truth_after_done:
             raise HTTPException(403, "ground truth is not served by this server "
                                      "(start it with --reveal-truth-after-done)")
-        ep = episodes.get(episode_id)
+        ep = episodes.get(episode_id, touch=False)  # a read never extends an episode's life
         truth = ep.env.ground_truth_if_done()
         if truth is None:
             raise HTTPException(409, "ground truth is served only after the episode has ended")
@@ -72,7 +91,10 @@ def create_memex_app(max_sessions: int | None = None, idle_timeout_s: float | No
 
     @app.get("/info", tags=["Environment Info"], summary="Server settings and live sessions")
     async def info() -> dict[str, Any]:
+        pools = app.state.session_pools
         return {"env": "memex", **app.state.settings, "http_episodes": len(episodes),
+                "finished_http_episodes": episodes.finished, "ws_sessions": pools.live("ws"),
+                "mcp_sessions": pools.live("mcp"),
                 "reveal_truth_after_done": reveal_truth_after_done,
                 "kinds": {"suspicious": list(SUSPICIOUS_KINDS), "benign": list(BENIGN_KINDS)},
                 "difficulties": list(DIFFICULTIES), "fixed_cases": [CASE_NAME],
@@ -82,10 +104,12 @@ def create_memex_app(max_sessions: int | None = None, idle_timeout_s: float | No
         if (frontend_dir / "assets").is_dir():
             app.mount("/assets", StaticFiles(directory=frontend_dir / "assets"), name="assets")
 
-        @app.get("/", include_in_schema=False)
+        @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
         async def glass_box() -> FileResponse:
             return FileResponse(frontend_dir / "index.html")
 
+    if sealed:
+        install_sealed(app, allowed_reset_fields=("difficulty",))
     return app
 
 

@@ -15,19 +15,6 @@ from memex.scenarios.model import (
     Transaction,
 )
 
-# ID prefix -> the kind of record it names (IDs are "<PREFIX>-<6 hex>").
-RECORD_TYPES = {
-    "ENT": "entity", "ACC": "account", "TXN": "transaction", "OWN": "ownership link",
-    "WL": "watchlist entry", "LOG": "device login", "INV": "invoice",
-    "CUS": "customs declaration", "BOL": "bill of lading", "MKT": "market price",
-    "SOF": "source-of-funds record", "DOC": "supporting document", "HOP": "trace hop",
-    "ALR": "alert", "CASE": "case",
-}
-
-
-def record_type(identifier: str) -> str | None:
-    return RECORD_TYPES.get(identifier.partition("-")[0])
-
 
 class CaseIndex:
     """Indexes the public case by ID and by relation. Holds no ground truth."""

@@ -30,9 +30,9 @@ Reset arguments
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import random
-import re
 from collections import Counter
 from typing import Any
 
@@ -40,8 +40,10 @@ from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import EnvironmentMetadata
 from pydantic import ValidationError
 
+from memex.envkit.errors import CodedError, validation_message
+from memex.graders.decision import Decision
 from memex.graders.shaping import StepEvents
-from memex.graders.terminal import TerminalScore, score_decision, timeout_score
+from memex.graders.terminal import Evidence, TerminalScore, score_decision, timeout_score
 from memex.models import (
     ContextView,
     JobView,
@@ -55,11 +57,12 @@ from memex.models import (
 )
 from memex.scenarios import DEFAULT_BENIGN_SHARE, generate
 from memex.scenarios.case import Case
+from memex.scenarios.ids import ID_PATTERN, record_type
 from memex.scenarios.manual import SECTIONS
 from memex.scenarios.onemdb import CASE_NAME, build_case
 from memex.scenarios.truth import GroundTruth
-from memex.server.case_index import CaseIndex, record_type
-from memex.server.tools import ID_PATTERN, TOOLS, Decision, ToolInputError, Toolkit
+from memex.server.case_index import CaseIndex
+from memex.server.tools import TOOLS, ToolInputError, Toolkit
 from memex.state_manager import (
     ASYNC_ETA_STEPS,
     DEFAULT_KERNEL_CAPACITY,
@@ -69,29 +72,12 @@ from memex.state_manager import (
 )
 
 _SYSTEM_RNG = random.SystemRandom()
-# Anything shaped like a record ID; only IDs of this case count (a cheap superset of
-# ID_PATTERN, which the agent-facing note parsing uses).
-_ID_CANDIDATE = re.compile(r"[A-Z]{2,4}-[0-9A-F]{6}")
 
 
 @functools.cache
 def _section_view(section_id: str) -> SectionView:
     return SectionView(section_id=section_id, title=SECTIONS[section_id].title,
                        text=SECTIONS[section_id].text)
-
-
-class _ActionError(Exception):
-    def __init__(self, code: str, message: str):
-        super().__init__(message)
-        self.code = code
-
-
-def _validation_message(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors(include_input=False, include_url=False):
-        loc = ".".join(str(x) for x in err["loc"]) or "arguments"
-        parts.append(f"{loc}: {err['msg']}")
-    return "; ".join(parts[:6])
 
 
 class MemexEnvironment(Environment[MemexAction, MemexObservation, MemexState]):
@@ -112,17 +98,17 @@ class MemexEnvironment(Environment[MemexAction, MemexObservation, MemexState]):
               kernel_capacity: int = DEFAULT_KERNEL_CAPACITY, **_: Any) -> MemexObservation:
         if case is not None and case != CASE_NAME:
             raise ValueError(f"unknown fixed case {case!r}; the fixed case is {CASE_NAME!r}")
-        if not (1 <= int(ram_pages) <= 16 and 1 <= int(kernel_capacity) <= 16):
-            raise ValueError("ram_pages and kernel_capacity must be between 1 and 16")
+        if seed is not None and (type(seed) is not int or seed < 0):
+            raise ValueError("seed must be a non-negative integer (not a bool or a string)")
         if seed is None:
             seed = _SYSTEM_RNG.randrange(1_000_000)
-        self._case = build_case() if case == CASE_NAME else generate(
+        world = build_case() if case == CASE_NAME else generate(
             int(seed), difficulty, kind, variant=variant, benign_share=float(benign_share))
-        pub = self._case.public
-        self._ix = CaseIndex(pub)
-        self._os = OSState(self._ix.alert_ids(), int(ram_pages), int(kernel_capacity))
+        ix = CaseIndex(world.public)
+        os = OSState(ix.alert_ids(), int(ram_pages), int(kernel_capacity))  # checks the bounds
+        self._case, self._ix, self._os = world, ix, os
         self._toolkit = Toolkit(self._ix, self._os, self._eta_for)
-        self._calls: set[str] = set()
+        self._calls: set[bytes] = set()  # digests of (tool, arguments): bounded memory
         self._done = False
         self._terminal: TerminalScore | None = None
         self._return = 0.0
@@ -176,12 +162,12 @@ class MemexEnvironment(Environment[MemexAction, MemexObservation, MemexState]):
         try:
             spec = TOOLS.get(tool)
             if spec is None:
-                raise _ActionError("unknown_tool", f"unknown tool {tool!r}; tools: "
-                                                   f"{', '.join(TOOLS)}")
+                raise CodedError("unknown_tool", f"unknown tool {tool!r}; tools: "
+                                                 f"{', '.join(TOOLS)}")
             try:
                 args = spec.args_model.model_validate(action.arguments)
             except ValidationError as exc:
-                raise _ActionError("invalid_arguments", _validation_message(exc)) from None
+                raise CodedError("invalid_arguments", validation_message(exc)) from None
             kwargs = {name: getattr(args, name) for name in spec.args_model.model_fields}
             refs = {name: kwargs[name] for name in spec.refs if kwargs[name] is not None}
             if tool == "write_to_case_file":
@@ -194,18 +180,18 @@ class MemexEnvironment(Environment[MemexAction, MemexObservation, MemexState]):
                 ev.page_faults = len(faults)
                 self._counts["page_faults"] += len(faults)
                 events += [f"page fault: {i} was no longer resident" for i in faults]
-            key = json.dumps([tool, args.model_dump(mode="json")], sort_keys=True)
+            key = hashlib.blake2b(json.dumps([tool, args.model_dump(mode="json")],
+                                             sort_keys=True).encode("utf-8", "replace"),
+                                  digest_size=16).digest()
             if spec.category != "terminal" and key in self._calls:
                 ev.redundant = True
                 self._counts["redundant_calls"] += 1
                 events.append("redundant call: same tool and arguments as an earlier step")
             result = getattr(self._toolkit, tool)(**kwargs)
             self._calls.add(key)
-        except _ActionError as exc:
+        except CodedError as exc:
             error = ToolError(code=exc.code, message=str(exc))
-        except ToolInputError as exc:
-            error = ToolError(code=exc.code, message=str(exc))
-            if exc.code == "not_ready":
+            if isinstance(exc, ToolInputError) and exc.code == "not_ready":
                 ev.async_timeout = True
                 self._counts["async_timeouts"] += 1
                 events.append(f"async timeout: {exc}")
@@ -214,9 +200,10 @@ class MemexEnvironment(Environment[MemexAction, MemexObservation, MemexState]):
             self._counts["invalid_actions"] += 1
 
         if isinstance(result, Decision):
-            score = score_decision(self._case.truth, result, seen=frozenset(os.seen),
-                                   on_disk=os.on_disk(), kernel=tuple(os.kernel),
-                                   steps_used=os.step, step_budget=self._ix.case.step_budget)
+            evidence = Evidence(seen=frozenset(os.seen), revealed=frozenset(os.revealed),
+                                on_disk=os.on_disk(), kernel=tuple(os.kernel),
+                                steps_used=os.step, step_budget=self._ix.case.step_budget)
+            score = score_decision(self._case.truth, result, evidence)
             return self._finish(tool, {"decision": result.action, "score": score.total}, score,
                                 events, result.action)
         if result is not None:
@@ -245,10 +232,10 @@ class MemexEnvironment(Environment[MemexAction, MemexObservation, MemexState]):
 
     def _check_ref(self, value: str, record_types: tuple[str, ...] | None) -> None:
         if value not in self._os.seen:
-            raise _ActionError("unknown_id", f"unknown id {value!r}")
+            raise CodedError("unknown_id", f"unknown id {value!r}")
         if record_types and record_type(value) not in record_types:
-            raise _ActionError("wrong_id_type",
-                               f"{value!r} is a {record_type(value)}, not a {record_types[0]}")
+            raise CodedError("wrong_id_type",
+                             f"{value!r} is a {record_type(value)}, not a {record_types[0]}")
 
     def _finish(self, tool: str, result: Any, score: TerminalScore, events: list[str],
                 decision: str, error: ToolError | None = None) -> MemexObservation:
@@ -266,7 +253,7 @@ class MemexEnvironment(Environment[MemexAction, MemexObservation, MemexState]):
     # ---- views ----------------------------------------------------------------------------
     def _revealed(self, content: Any) -> frozenset[str]:
         ids = self._ix.ids
-        return frozenset(i for i in _ID_CANDIDATE.findall(json.dumps(content)) if i in ids)
+        return frozenset(i for i in ID_PATTERN.findall(json.dumps(content)) if i in ids)
 
     def _context(self) -> ContextView:
         # Pages, notes and sections never change once made, so their views are built once.
@@ -276,6 +263,9 @@ class MemexEnvironment(Environment[MemexAction, MemexObservation, MemexState]):
                 self._pages[p.page_id] = PageView(
                     page_id=p.page_id, step=p.step, tool=p.tool, arguments=p.arguments,
                     content=p.content, ids=sorted(p.ids))
+        if len(self._pages) > len(os.ram):  # drop views of pages evicted from RAM
+            resident = {p.page_id for p in os.ram}
+            self._pages = {k: v for k, v in self._pages.items() if k in resident}
         return ContextView(
             kernel=[_section_view(s) for s in os.kernel],
             ram=[self._pages[p.page_id] for p in os.ram],

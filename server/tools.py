@@ -2,8 +2,8 @@
 
 Each tool is a method of `Toolkit` with typed parameters and a Google-style docstring. Every
 other interface is derived from these declarations by `TOOLS` (below): the environment's
-dispatcher and argument validation, the OpenEnv action schema, the prompt's tool list, the TRL
-tool class and the MCP tool list. Parameters annotated with `Ref` name case records; the
+dispatcher and argument validation, the tool catalog of the OpenEnv `/schema`, the prompt's
+tool list and the OpenAI function specs. Parameters annotated with `Ref` name case records; the
 environment checks them against what the agent has seen and what is resident before the call.
 
 Tools return facts from the case's public view, never conclusions: no typology, no "shell"
@@ -16,19 +16,22 @@ import difflib
 import re
 import unicodedata
 from collections import defaultdict
-from dataclasses import dataclass
 from datetime import date
 from typing import Annotated, Any, Literal
 
 import bm25s
 import Stemmer
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from memex.envkit.declarations import Ref, ToolSpec, declare, prompt_list
+from memex.envkit.errors import CodedError
+from memex.graders.decision import Decision, Finding
+from memex.models import TOOL_NAMES
 from memex.scenarios import vocab
-from memex.scenarios.manual import RED_FLAG_CODES, SECTIONS
+from memex.scenarios.ids import ID_PATTERN
+from memex.scenarios.manual import SECTIONS
 from memex.scenarios.model import Channel
 from memex.server.case_index import CaseIndex
-from memex.server.declarations import Ref, ToolSpec, declare, prompt_list
 from memex.state_manager import MAX_NOTE_CHARS, MAX_NOTES, OSState
 
 EntityId = Annotated[str, Ref("entity")]
@@ -37,38 +40,12 @@ TransactionId = Annotated[str, Ref("transaction")]
 InvoiceId = Annotated[str, Ref("invoice")]
 
 Typology = Literal["structuring", "layering", "trade_based"]
-RedFlagCode = Literal[tuple(RED_FLAG_CODES)]  # type: ignore[valid-type]
-ID_PATTERN = re.compile(
-    r"\b(?:ENT|ACC|TXN|OWN|WL|LOG|INV|CUS|BOL|MKT|SOF|DOC|HOP|ALR)-[0-9A-F]{6}\b")
+# Fuzzy name matching is quadratic in the name's length; no real name is longer.
+MAX_NAME_CHARS = 200
 
 
-class Finding(BaseModel):
-    """One SAR finding: a red-flag code from the manual's closed list and its evidence."""
-
-    model_config = ConfigDict(extra="forbid")
-    code: RedFlagCode = Field(description="Red-flag code from manual section 9.3.")
-    evidence_ids: list[str] = Field(min_length=1, max_length=40,
-                                    description="IDs of the records that evidence the flag.")
-
-
-class ToolInputError(ValueError):
+class ToolInputError(CodedError):
     """A well-formed call the case cannot answer (e.g. tracing a cash deposit)."""
-
-    def __init__(self, code: str, message: str):
-        super().__init__(message)
-        self.code = code
-
-
-@dataclass(frozen=True)
-class Decision:
-    """What a terminal tool hands back to the environment to be graded."""
-
-    action: Literal["file_sar", "close_alert"]
-    subjects: tuple[str, ...] = ()
-    typology: str | None = None
-    findings: tuple[Finding, ...] = ()
-    cited_sections: tuple[str, ...] = ()
-    text: str = ""
 
 
 def _compact(d: dict[str, Any]) -> dict[str, Any]:
@@ -218,7 +195,7 @@ class Toolkit:
                 "bank": acct.bank, "matches": len(rows), "totals": dict(sorted(totals.items())),
                 "lines": [self._txn_line(t, account_id) for t in reversed(rows[-limit:])]}
 
-    def check_watchlist(self, name: str) -> dict:
+    def check_watchlist(self, name: Annotated[str, Field(max_length=MAX_NAME_CHARS)]) -> dict:
         """Screen a name against the sanctions, PEP and adverse-media lists. Returns every
         entry whose name is similar; similarity is not identity, so compare date of birth and
         country before treating a hit as a match.
@@ -348,9 +325,9 @@ class Toolkit:
         name = _norm_name(e.name)
         for w in self.ix.case.watchlist:
             if _norm_name(w.name) == name and w.list != "pep":
-                same = w.date_of_birth in (None, e.date_of_birth) and w.country == e.country
-                add(f"exact name on {w.list} list ({'same' if same else 'different'} country/"
-                    "date of birth)", 30 if same else 5)
+                # A name hit, not a match: comparing dates and countries is the
+                # investigator's job (manual 4.3), never the score's.
+                add(f"exact name on {w.list} list", 10)
         window_start = as_of.toordinal() - 30
         cash = wires = 0.0
         for a in self.ix.accounts_of[entity_id]:
@@ -612,13 +589,7 @@ class Toolkit:
 
 # ---- declarations -> every interface ---------------------------------------------------------
 
-TOOL_NAMES: tuple[str, ...] = (
-    "review_alert", "get_customer_profile", "query_transactions", "check_watchlist",
-    "trace_network", "check_source_of_funds", "check_market_price", "assess_risk",
-    "check_device_overlap", "verify_customs_invoice", "query_beneficial_ownership",
-    "write_to_case_file", "request_wire_trace", "retrieve_async_result",
-    "search_compliance_manual", "update_system_prompt", "file_sar", "close_alert",
-)
+# `declare` checks that the toolkit's public methods are exactly the wire's TOOL_NAMES.
 _OS_TOOLS = ("write_to_case_file", "request_wire_trace", "retrieve_async_result",
              "search_compliance_manual", "update_system_prompt")
 TOOLS: dict[str, ToolSpec] = declare(

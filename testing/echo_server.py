@@ -14,7 +14,7 @@ import uvicorn
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import Action, Observation, State
 
-from memex.server.http_episodes import ResetFields, create_env_app
+from memex.envkit.http_episodes import ResetFields, create_env_app
 
 
 class EchoAction(Action):

@@ -6,7 +6,8 @@ import json
 from collections.abc import Callable
 
 from memex.agent_os_core.memory_manager import MemoryManager
-from memex.baselines import Heuristic
+from memex.envkit.episodes import Episode, EpisodeSpec, LocalSession, play
+from memex.policies.heuristic import Heuristic
 from memex.server.environment import MemexEnvironment
 
 
@@ -17,14 +18,16 @@ def play_into_memory(memory: MemoryManager, *, seed: int, difficulty: str, kind:
     server's JSON (what a remote agent would see); `after_step` runs after each step. Returns
     the finished environment (its `current_case` holds the ground truth to score against)."""
     env = MemexEnvironment()
-    obs = env.reset(seed=seed, difficulty=difficulty, kind=kind)
-    policy = Heuristic()
-    policy.reset(obs)
-    memory.observe(None, json.loads(obs.model_dump_json()))
-    while not obs.done:
-        action = policy.act(obs)
-        obs = env.step(action)
-        memory.observe(action.model_dump(exclude={"metadata"}), json.loads(obs.model_dump_json()))
+    options = {"seed": seed, "difficulty": difficulty, "kind": kind}
+
+    def feed(episode: Episode) -> None:
+        if len(episode.observations) == 2:  # the reset observation, before the first action
+            memory.observe(None, json.loads(episode.observations[0].model_dump_json()))
+        memory.observe(episode.actions[-1].model_dump(exclude={"metadata"}),
+                       json.loads(episode.final.model_dump_json()))
         if after_step is not None:
             after_step(memory)
+
+    play(LocalSession(env), Heuristic(), EpisodeSpec(kind or "any", difficulty, seed, options),
+         on_step=feed)
     return env

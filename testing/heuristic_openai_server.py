@@ -9,7 +9,9 @@ one episode. The double keeps one heuristic per KEY, feeds it each new observati
 with the chosen action:
 - as a native tool call when the request carries `tools` (OpenAI function calling), else
 - as JSON in the message text: `{"tool": ..., "arguments": {...}}`.
-A repeated request for the same step gets the same action (client retries are idempotent).
+A repeated request for the same observation gets the same action (client retries are
+idempotent). A single-message request without an observation (a capability probe) gets "OK";
+its reported prompt tokens count the tools, as a template that renders them would.
 `--malformed-every N` makes every Nth reply unparseable, to exercise client retries.
 
     python -m memex.testing.heuristic_openai_server --port 8011
@@ -22,12 +24,13 @@ import json
 import re
 import threading
 import time
+import zlib
 from typing import Any
 
 from fastapi import FastAPI, HTTPException, Request
 
-from memex.baselines import Heuristic
 from memex.models import MemexObservation
+from memex.policies.heuristic import Heuristic
 
 MODEL_NAME = "memex-heuristic-double"
 _OBS = re.compile(r'<observation episode="([^"]+)">(.*?)</observation>', re.S)
@@ -57,6 +60,13 @@ def create_double_app(malformed_every: int = 0) -> FastAPI:
                     p.get("text", "") for p in content or [] if isinstance(p, dict))
                 break
         blocks = list(_OBS.finditer(text))
+        if not blocks and len(messages) == 1:  # a client's capability probe, not an episode
+            return {"id": "chatcmpl-probe", "object": "chat.completion",
+                    "created": int(time.time()), "model": body.get("model", MODEL_NAME),
+                    "choices": [{"index": 0, "finish_reason": "length",
+                                 "message": {"role": "assistant", "content": "OK"}}],
+                    "usage": {"prompt_tokens": (len(text) + len(json.dumps(
+                        body.get("tools") or ""))) // 4, "completion_tokens": 1}}
         if not blocks:
             raise HTTPException(400, "no <observation episode=...> block in the last user "
                                      "message (see the test double's protocol)")
@@ -65,14 +75,17 @@ def create_double_app(malformed_every: int = 0) -> FastAPI:
         with lock:
             counter["requests"] += 1
             malformed = malformed_every and counter["requests"] % malformed_every == 0
-            cached = answered.get((key, obs.step))
+            # Keyed by the observation too: a key reused by another run (keys are
+            # deterministic) with another case must not get this run's cached answer.
+            slot = (key, obs.step, zlib.crc32(raw.encode()))
+            cached = answered.get(slot)
             if cached is None:
                 if obs.step == 0 or key not in agents:
                     agents[key] = Heuristic()
                     agents[key].reset(obs)
                 action = agents[key].act(obs)
                 cached = {"tool": action.tool, "arguments": action.arguments}
-                answered[(key, obs.step)] = cached
+                answered[slot] = cached
         message: dict[str, Any] = {"role": "assistant", "content": None}
         if malformed:
             message["content"] = "I think the next step is {tool: oops"
@@ -83,8 +96,10 @@ def create_double_app(malformed_every: int = 0) -> FastAPI:
                              "arguments": json.dumps(cached["arguments"])}}]
         else:
             message["content"] = json.dumps(cached)
-        usage = {"prompt_tokens": len(text) // 4, "completion_tokens": 30,
-                 "total_tokens": len(text) // 4 + 30}
+        # Like a chat template that renders tools: they count in the prompt.
+        prompt_tokens = (len(text) + len(json.dumps(body.get("tools") or ""))) // 4
+        usage = {"prompt_tokens": prompt_tokens, "completion_tokens": 30,
+                 "total_tokens": prompt_tokens + 30}
         return {"id": f"chatcmpl-{counter['requests']}", "object": "chat.completion",
                 "created": int(time.time()), "model": body.get("model", MODEL_NAME),
                 "choices": [{"index": 0, "message": message,

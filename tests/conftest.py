@@ -1,8 +1,25 @@
+"""Shared fixtures, and the tier marker of every test: `unit` (in process, fast: `make
+test-fast` runs `-m unit`), `integration` (real servers, subprocesses, models, many episodes)
+and `e2e` (the Glass Box in a browser). A test's tier is its folder (`tests/unit`, ...) unless it
+carries a tier marker itself (a statistical run kept beside the unit checks of its module).
+`pytest -q` runs all three."""
+
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
-from memex.testing.servers import serve
+from memex.envkit.servers import serve
+
+TIERS = ("unit", "integration", "e2e")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        tier = Path(str(item.path)).parent.name
+        if tier in TIERS and not any(item.get_closest_marker(t) for t in TIERS):
+            item.add_marker(getattr(pytest.mark, tier))
 
 
 @pytest.fixture(scope="session")

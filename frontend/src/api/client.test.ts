@@ -33,6 +33,14 @@ describe("server client", () => {
     expect(fetchMock).toHaveBeenLastCalledWith("/episodes/e%2F1/agent-step", expect.objectContaining({ body: '{"policy":"heuristic"}' }));
   });
 
+  it("test_release_deletes_the_episode_with_keepalive_and_never_throws", async () => {
+    const fetchMock = respond(404, { detail: "gone" });
+    new MemexApi("http://x").release("e/1");
+    expect(fetchMock).toHaveBeenCalledWith("http://x/episodes/e%2F1", { method: "DELETE", keepalive: true });
+    vi.stubGlobal("fetch", vi.fn(async () => { throw new TypeError("Failed to fetch"); }));
+    expect(() => new MemexApi().release("e1")).not.toThrow();
+  });
+
   it("test_unreachable_server_and_non_json_errors_are_reported", async () => {
     vi.stubGlobal("fetch", vi.fn(async () => { throw new TypeError("Failed to fetch"); }));
     await expect(new MemexApi().health()).rejects.toMatchObject({ status: 0, message: expect.stringContaining("cannot reach") });

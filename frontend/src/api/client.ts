@@ -89,6 +89,15 @@ export class MemexApi {
     return this.request("POST", `/episodes/${encodeURIComponent(episodeId)}/agent-step`, { policy });
   }
 
+  /** Free an HTTP episode's server slot (`DELETE /episodes/{id}`): fire-and-forget, and with
+   * `keepalive` so it still goes out while the page unloads. */
+  release(episodeId: string): void {
+    void fetch(`${this.baseUrl}/episodes/${encodeURIComponent(episodeId)}`, {
+      method: "DELETE",
+      keepalive: true,
+    }).catch(() => undefined);
+  }
+
   truth(episodeId: string): Promise<GroundTruth> {
     return this.request("GET", `/episodes/${encodeURIComponent(episodeId)}/truth`);
   }

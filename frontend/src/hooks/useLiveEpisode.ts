@@ -82,6 +82,22 @@ export function useLiveEpisode(
     if (ended) setPlaying(false);
   }, [ended]);
 
+  // Leaving an unfinished episode (a new episode, a loaded trace, closing the page) frees its
+  // server slot at once; a finished one has already freed it.
+  const endedRef = useRef(ended);
+  endedRef.current = ended;
+  useEffect(() => {
+    if (!episodeId) return;
+    const release = () => {
+      if (!endedRef.current) api.release(episodeId);
+    };
+    window.addEventListener("pagehide", release);
+    return () => {
+      window.removeEventListener("pagehide", release);
+      release();
+    };
+  }, [api, episodeId]);
+
   useEffect(() => {
     if (!playing || busy || ended || !episodeId) return;
     const timer = setTimeout(() => void agentStep(), delayMs);

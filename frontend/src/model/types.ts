@@ -1,7 +1,7 @@
 /**
  * The wire contract as the Glass Box reads it: the Memex observation (models.MemexObservation),
- * the HTTP episode envelope (server/http_episodes.py), the action schema (GET /schema) and the
- * `memex-trace/1` JSONL format (traces.py). Nothing here is filled in by the UI itself.
+ * the HTTP episode envelope (envkit/http_episodes.py), the action schema (GET /schema) and the
+ * `memex-trace/1` JSONL format (envkit/traces.py). Nothing here is filled in by the UI itself.
  */
 
 export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };

@@ -1,0 +1,242 @@
+"""The AML investigation behind the environment-adapter protocol (`memex.envkit.adapter`):
+`--env memex` (the default) in the trainer, the evaluation harness, the inference agent and the
+demo. Holds the AML prompts (`system_prompt` is the one AML system prompt; AgentOS uses it too),
+the observation renderer, the per-episode metrics and the training-reward signals (computed by
+`graders.training` from the episode record).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from memex.client import MemexEnv
+from memex.envkit.adapter import EnvAdapter
+from memex.envkit.episodes import Episode, EpisodeSpec
+from memex.graders.terminal import timeout_score
+from memex.graders.training import OsCounts, os_discipline, quality
+from memex.models import MemexAction
+from memex.policies.registry import POLICIES
+from memex.scenarios import DIFFICULTIES, KINDS, SPLITS, generate
+from memex.scenarios.ids import ID_PATTERN
+from memex.scenarios.onemdb import CASE_NAME, build_case
+from memex.server.environment import MemexEnvironment
+from memex.server.tools import TOOLS, prompt_tool_list
+
+_SYSTEM = """\
+You are an anti-money-laundering investigator at a bank. A transaction-monitoring alert fired. \
+Investigate with tools, one call per turn, then end the case: file_sar (suspicious activity \
+report) or close_alert. Tools return facts, never conclusions; the same rules fire for innocent \
+customers.
+
+Your memory is bounded, like a small computer:
+- RAM holds only the last {ram} tool results (pages); older pages are evicted.
+- DISK is your case file: write_to_case_file(note, evidence_ids). IDs on disk stay usable, and \
+only evidence you saw and wrote to disk counts for SAR findings.
+- Using an ID you saw that is no longer in RAM or on disk is a page fault (penalty); IDs you \
+never saw are unknown.
+- request_wire_trace(transaction_id) starts an asynchronous trace (job id, ready step). Keep \
+working and call retrieve_async_result(job_id) once the job is ready; polling early is penalised.
+- KERNEL: search_compliance_manual(query), then update_system_prompt(section_id) loads a \
+section below (at most {kernel}; the oldest is evicted). Only loaded sections count as citations.
+- Budget: {budget} steps. Running out counts as the worst wrong decision.
+"""
+_SYSTEM_COMPACT = """\
+You are an AML investigator. Investigate the alert with tools, one call per turn, then \
+file_sar or close_alert. RAM keeps the last {ram} results; write evidence IDs to the case file \
+(write_to_case_file) to keep them. Wire traces are asynchronous. Load manual sections \
+(update_system_prompt) before citing them. Budget: {budget} steps.
+"""
+_REPLY_TEXT = ("Reply with exactly one tool call as JSON, after any brief reasoning: "
+               '{"tool": "<name>", "arguments": {...}}')
+_REPLY_NATIVE = "Call exactly one tool per turn."
+
+
+class MemexAdapter(EnvAdapter):
+    """Adapter of the AML investigation environment (this package)."""
+
+    name = "memex"
+
+    tasks = tuple(KINDS)
+    difficulties = tuple(DIFFICULTIES)
+    splits = SPLITS
+    env_cls = MemexEnvironment
+    client_cls = MemexEnv
+    server_module = "memex.openenv_server"
+    tool_specs = TOOLS
+    policies = POLICIES
+    eval_policies = ("heuristic", "oracle", "random", "always_sar", "always_close")
+    demonstrator = "heuristic"
+    success_label = "decision accuracy"
+    summary_metrics = (
+        ("decision_accuracy", "decision acc"), ("sar_precision", "SAR P"),
+        ("sar_recall", "SAR R"), ("subject_f1", "subject F1"),
+        ("findings_precision", "findings P"), ("findings_recall", "findings R"),
+        ("typology_accuracy", "typology acc"), ("return", "mean return"),
+        ("page_faults", "page faults"), ("async_timeouts", "async timeouts"),
+        ("kernel_loads", "kernel loads"), ("steps", "steps"))
+    metrics_note = (
+        "SAR precision and findings precision are over filed SARs; SAR recall, subject F1, "
+        "findings recall and typology accuracy over suspicious cases (the alert rule hints "
+        "at the typology family, so a blind SAR names it correctly). Kernel loads: "
+        "distinct manual sections loaded.")
+
+    def reset_options(self, task: str, difficulty: str, seed: int | None) -> dict[str, Any]:
+        if task == "1mdb":
+            return {"case": "1mdb"}
+        return {"seed": seed, "difficulty": difficulty, "kind": task}
+
+    # -- prompting --
+    def system_prompt(self, obs: Any, *, tool_list: bool, compact: bool = False) -> str:
+        """The AML system prompt (the one both the inference agent and AgentOS use): the task,
+        the OS rules with this episode's sizes, how to reply, the tool list when replies are
+        text, and the kernel's loaded sections."""
+        ctx = obs.context
+        text = (_SYSTEM_COMPACT if compact else _SYSTEM).format(
+            ram=ctx.ram_capacity, kernel=ctx.kernel_capacity, budget=obs.step_budget)
+        text += "\n" + (_REPLY_TEXT if tool_list else _REPLY_NATIVE) + "\n"
+        if tool_list:
+            if compact:
+                lines = [f"- {spec.name}({self._signature(spec)})"
+                         for spec in self.tool_specs.values()]
+                text += "\nTools:\n" + "\n".join(lines) + "\n"
+            else:
+                text += "\nTools:\n" + prompt_tool_list() + "\n"
+        if ctx.kernel:
+            text += "\nKERNEL (loaded compliance manual sections):\n"
+            text += "\n".join(f"§{s.section_id} {s.title}\n{s.text}" for s in ctx.kernel) + "\n"
+        return text
+
+    @staticmethod
+    def _signature(spec: Any) -> str:
+        return ", ".join(n if f.is_required() else f"{n}?"
+                         for n, f in spec.args_model.model_fields.items())
+
+    def observation_payload(self, obs: Any) -> dict[str, Any]:
+        """The observation minus what the prompt already holds elsewhere: kernel texts (in the
+        system prompt) and the newest RAM page's content (identical to `result`)."""
+        data = obs.model_dump(mode="json", exclude={"metadata", "reward_breakdown"})
+        for section in data["context"]["kernel"]:
+            section["text"] = "(loaded in the system prompt)"
+        ram = data["context"]["ram"]
+        if ram and obs.result is not None and ram[-1]["content"] == data["result"]:
+            ram[-1]["content"] = "(same as result)"
+        return data
+
+    def user_prompt(self, obs: Any, key: str, *, max_chars: int | None = None) -> str:
+        data = self.observation_payload(obs)
+        payload = json.dumps(data, separators=(",", ":"), default=str)
+        # Over budget: drop the contents of the oldest RAM pages first (their IDs stay listed).
+        for page in data["context"]["ram"]:
+            if max_chars is None or len(payload) <= max_chars:
+                break
+            if isinstance(page["content"], str):
+                continue
+            page["content"] = "(content elided to fit the prompt; re-run the tool to read it)"
+            payload = json.dumps(data, separators=(",", ":"), default=str)
+        head = f"Step {obs.step} of {obs.step_budget}."
+        if obs.events:
+            head += " Events: " + "; ".join(obs.events) + "."
+        return (f"{head}\n<observation episode=\"{key}\">{payload}</observation>\n"
+                "Reply with your next tool call.")
+
+    # -- replies --
+    def make_action(self, name: str, arguments: dict[str, Any]) -> Any:
+        return MemexAction(tool=name, arguments=arguments)
+
+    def action_call(self, action: Any) -> tuple[str, dict[str, Any]]:
+        return action.tool, dict(action.arguments)
+
+    # -- truth and measurement --
+    def case_for(self, spec: EpisodeSpec) -> Any:
+        if spec.reset.get("case") == CASE_NAME:
+            return build_case()
+        if spec.reset.get("seed") is None:
+            return None
+        r = spec.reset
+        kwargs = {k: r[k] for k in ("variant", "benign_share") if r.get(k) is not None}
+        return generate(int(r["seed"]), r.get("difficulty", "medium"), r.get("kind"), **kwargs)
+
+    def truth_json(self, case: Any) -> Any:
+        return case.truth.model_dump(mode="json")
+
+    def outcome(self, episode: Episode) -> str:
+        if not episode.done:
+            return "unfinished"
+        terminal = (episode.final.metadata or {}).get("terminal") or {}
+        return terminal.get("outcome", "error")
+
+    def metrics(self, episode: Episode) -> dict[str, float | None]:
+        truth = episode.case.truth if episode.case is not None else None
+        outcome = self.outcome(episode)
+        terminal = (episode.final.metadata or {}).get("terminal") or {}
+        measures = terminal.get("measures") or {}
+        last = episode.actions[-1] if episode.actions else None
+        filed = episode.done and last is not None and last.tool == "file_sar" and \
+            outcome in ("TP", "FP")
+        suspicious = truth.suspicious if truth is not None else None
+        state = episode.state
+        m: dict[str, float | None] = {
+            "decision_accuracy": float(outcome in ("TP", "TN")),
+            "episode_return": episode.episode_return,
+            "terminal_score": terminal.get("score"),
+            "timeout_rate": float(outcome == "timeout"),
+            "steps": float(episode.steps),
+            "page_faults": float(getattr(state, "page_faults", 0) or 0),
+            "async_timeouts": float(getattr(state, "async_timeouts", 0) or 0),
+            "invalid_actions": float(getattr(state, "invalid_actions", 0) or 0),
+            "kernel_loads": float(len({s.section_id for o in episode.observations
+                                       for s in o.context.kernel})),
+            "citation_share": (measures["citations_valid"] / measures["citations_needed"]
+                               if measures.get("citations_needed") else None),
+            "evidence_share": measures.get("evidence_share"),
+            "sar_precision": None, "sar_recall": None, "subject_f1": None,
+            "findings_precision": None, "findings_recall": None, "typology_accuracy": None,
+        }
+        if suspicious is None:
+            return m
+        if filed:
+            m["sar_precision"] = float(suspicious)
+            m["findings_precision"] = measures.get("findings_precision", 0.0) \
+                if outcome == "TP" else 0.0
+        if suspicious:
+            m["sar_recall"] = float(filed)
+            tp = outcome == "TP"
+            p, r = measures.get("subjects_precision", 0.0), measures.get("subjects_recall", 0.0)
+            m["subject_f1"] = 2 * p * r / (p + r) if tp and p + r else 0.0
+            m["findings_recall"] = measures.get("findings_recall", 0.0) if tp else 0.0
+            m["typology_accuracy"] = float(tp and last.arguments.get("typology") ==
+                                           truth.typology)
+        return m
+
+    # -- training signals --
+    def reward_components(self, episode: Episode) -> dict[str, float]:
+        """`graders.training`'s `quality` and `os` signals, from the episode record: the IDs
+        its pages and notes carry, the sections loaded, and the state's structured counts."""
+        truth = episode.case.truth
+        obs = episode.observations
+        disk = {i for n in episode.final.context.disk for i in n.ids}
+        seen = {i for o in obs for p in o.context.ram for i in p.ids} | disk
+        loaded = {s.section_id for o in obs for s in o.context.kernel}
+        counts = None
+        last = episode.actions[-1] if episode.actions else None
+        if episode.done and last is not None and last.tool in ("file_sar", "close_alert"):
+            state = episode.state
+            counts = OsCounts(
+                page_faults=state.page_faults, async_timeouts=state.async_timeouts,
+                id_calls=sum(bool(ID_PATTERN.search(json.dumps(a.arguments)))
+                             for a in episode.actions),
+                traces_requested=sum(o.tool == "request_wire_trace" and o.error is None
+                                     for o in obs[1:]),
+                traces_collected=sum(o.tool == "retrieve_async_result" and o.error is None
+                                     for o in obs[1:]),
+                cited=frozenset(last.arguments.get("cited_sections") or ()),
+                loaded=frozenset(s.section_id for s in episode.final.context.kernel))
+        return {"quality": quality(truth, seen=seen, on_disk=disk, loaded=loaded),
+                "os": os_discipline(counts)}
+
+    def timeout_return(self, case: Any) -> float:
+        return timeout_score(case.truth).total
+
+
+ADAPTER = MemexAdapter()

@@ -1,0 +1,82 @@
+"""The typed OpenEnv WebSocket client base both environments' clients derive from.
+
+Reconnect semantics: an episode lives in the server-side session of one WebSocket. OpenEnv's
+client reconnects silently when its socket has closed (a server restart, a dropped link, an
+idle session the server reaped), and the new socket is a new session without the episode —
+whose next step the server answers with a `no_episode` error marked done. A trainer would
+record that as a terminal reward of 0. `TypedEnvClient` instead raises `EpisodeLostError` on
+the first `step` or `state` after such a reconnect, and whenever the server says it holds no
+episode; the client itself stays usable, and `reset()` starts a new episode.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from openenv.core import EnvClient
+from openenv.core.client_types import StepResult
+from openenv.core.env_server.types import Action, Observation, State
+from websockets.exceptions import ConnectionClosed
+
+
+class EpisodeLostError(ConnectionError):
+    """The server no longer holds this client's episode (restarted, connection dropped, or
+    the session was reaped when idle). Call `reset()` to start a new one."""
+
+
+class TypedEnvClient(EnvClient):
+    """An OpenEnv WebSocket client that parses the project's typed models. Subclasses name
+    their `observation_cls` and `state_cls`; reward and done are copied from the envelope,
+    where the server puts them, into both the `StepResult` and the observation."""
+
+    observation_cls: type[Observation]
+    state_cls: type[State]
+    _episode_socket: Any = None   # the socket whose session holds our episode
+    _episode_lost: str | None = None
+
+    async def _send_and_receive(self, message: dict[str, Any]) -> dict[str, Any]:
+        kind = message.get("type")
+        if kind in ("step", "state") and self._episode_socket is not None:
+            old = self._ws
+            reason = getattr(old, "close_reason", None) if old is not None else None
+            await self._ensure_connected()
+            if self._ws is not self._episode_socket:
+                self._episode_socket = None
+                self._episode_lost = ("the connection to the server was lost and the episode "
+                                      "with it (server restarted, socket dropped or session "
+                                      "reaped" + (f": {reason}" if reason else "") + ")")
+        if kind in ("step", "state") and self._episode_lost:
+            raise EpisodeLostError(f"{self._episode_lost}; call reset() to start a new episode")
+        try:
+            response = await super()._send_and_receive(message)
+        except ConnectionClosed as exc:
+            reason = exc.rcvd.reason if exc.rcvd is not None else ""
+            self._episode_socket = None
+            self._episode_lost = "the server closed the connection" + (
+                f" ({reason})" if reason else "")
+            raise EpisodeLostError(f"{self._episode_lost}; call reset() to start a new "
+                                   "episode") from exc
+        if kind == "reset":
+            self._episode_socket, self._episode_lost = self._ws, None
+        return response
+
+    def _step_payload(self, action: Action) -> dict[str, Any]:
+        payload = action.model_dump(exclude={"metadata"}, exclude_none=True)
+        return payload | ({"metadata": action.metadata} if action.metadata else {})
+
+    def _parse_result(self, payload: dict[str, Any]) -> StepResult:
+        data = dict(payload.get("observation", {}))
+        error = data.get("error")
+        if isinstance(error, dict) and error.get("code") == "no_episode":
+            raise EpisodeLostError("the server holds no episode for this session (never reset, "
+                                   "or lost on reconnect); call reset() to start one")
+        data.pop("reward", None)
+        data.pop("done", None)
+        data["metadata"] = payload.get("metadata") or data.get("metadata") or {}
+        obs = self.observation_cls(**data, reward=payload.get("reward"),
+                                   done=bool(payload.get("done", False)))
+        return StepResult(observation=obs, reward=payload.get("reward"), done=obs.done,
+                          metadata=payload.get("metadata"))
+
+    def _parse_state(self, payload: dict[str, Any]) -> State:
+        return self.state_cls(**payload)

@@ -1,0 +1,364 @@
+"""Serving any OpenEnv environment of this project with real sessions on both transports.
+
+`create_env_app` wraps OpenEnv's `create_app` (typed models, `state_cls`, `/ws` sessions with a
+session limit and an idle timeout) and replaces the framework's stateless HTTP handlers —
+which build a fresh environment per request, so an HTTP user loses the episode between calls —
+with session-backed ones: `POST /reset` returns an `episode_id`, `POST /step` with that id
+continues the same episode, `GET /state?episode_id=...` reads it, `DELETE /episodes/{id}`
+frees it. Unknown or expired ids get a 404 that says so. Used by the AML environment
+(`memex.server.app`) and the investment committee (`memex.committee.server`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import os
+import secrets
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from fastapi import Body, FastAPI, HTTPException, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
+from openenv.core.env_server.http_server import create_app
+from openenv.core.env_server.interfaces import Environment
+from openenv.core.env_server.serialization import serialize_observation
+from openenv.core.env_server.types import Action, ConcurrencyConfig, Observation, State
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from memex.envkit.guards import (
+    DEFAULT_MAX_BODY_BYTES,
+    MAX_ID_CHARS,
+    BearerAuth,
+    BodyLimit,
+    WebSocketGuard,
+    encodable,
+    install_session_pools,
+    openenv_server,
+    shown,
+)
+
+DEFAULT_MAX_SESSIONS = 256
+DEFAULT_SESSION_TIMEOUT_S = 900.0
+DEFAULT_MAX_MCP_SESSIONS = 16
+# An idle live HTTP episode may be evicted for a new one after this long (a full pool).
+DEFAULT_EVICT_IDLE_S = 60.0
+
+
+class HttpStepRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    episode_id: str = Field(max_length=MAX_ID_CHARS)
+    action: dict[str, Any]
+
+
+class HttpEpisodeResponse(BaseModel):
+    episode_id: str
+    observation: dict[str, Any]
+    reward: float | None = None
+    done: bool = False
+    metadata: dict[str, Any] | None = None
+
+
+@dataclass
+class Episode:
+    env: Environment
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    last_used: float = field(default_factory=time.monotonic)
+    first: Observation | None = None
+    last: Observation | None = None
+    extras: dict[str, Any] = field(default_factory=dict)
+    finished: bool = False
+
+
+class HttpEpisodes:
+    """HTTP episodes by id: a bounded pool of live ones and a bounded store of finished ones.
+
+    A live episode holds a slot until it ends, is deleted, or sits idle past `idle_timeout_s`;
+    only steps extend its life (reads of /state or /truth do not). An episode that ends moves at
+    once to the finished store (the `finished_capacity` most recent ones, for /state, /truth and
+    replay), freeing its slot. When every slot is taken, the least recently used episode idle for
+    at least `evict_idle_s` is evicted; if none is, `open` answers 503 with `Retry-After`.
+    """
+
+    def __init__(self, factory: Callable[[], Environment], capacity: int, idle_timeout_s: float,
+                 finished_capacity: int | None = None, evict_idle_s: float | None = None):
+        self.factory = factory
+        self.capacity = capacity
+        self.idle_timeout_s = idle_timeout_s
+        self.finished_capacity = finished_capacity or capacity
+        self.evict_idle_s = min(idle_timeout_s, DEFAULT_EVICT_IDLE_S) if evict_idle_s is None \
+            else evict_idle_s
+        self._episodes: OrderedDict[str, Episode] = OrderedDict()   # live, LRU first
+        self._finished: OrderedDict[str, Episode] = OrderedDict()   # oldest first
+
+    def reap(self) -> int:
+        cutoff = time.monotonic() - self.idle_timeout_s
+        stale = [k for k, ep in self._episodes.items()
+                 if ep.last_used < cutoff and not ep.lock.locked()]
+        for k in stale:
+            self._episodes.pop(k).env.close()
+        return len(stale)
+
+    def _evict_one(self) -> bool:
+        cutoff = time.monotonic() - self.evict_idle_s
+        for k, ep in self._episodes.items():  # least recently used first
+            if ep.last_used > cutoff:
+                return False
+            if not ep.lock.locked():
+                self._episodes.pop(k).env.close()
+                return True
+        return False
+
+    def open(self, episode_id: str | None) -> tuple[str, Episode]:
+        self.reap()
+        if episode_id is not None and (episode_id in self._episodes
+                                       or episode_id in self._finished):
+            raise HTTPException(409, f"episode_id {episode_id!r} is already in use")
+        if len(self._episodes) >= self.capacity and not self._evict_one():
+            oldest = next(iter(self._episodes.values()))
+            retry_s = oldest.last_used + self.evict_idle_s - time.monotonic()
+            raise HTTPException(503, f"server at capacity ({self.capacity} live HTTP episodes); "
+                                     "retry later or DELETE /episodes/{id} unfinished ones",
+                                headers={"Retry-After": str(max(1, math.ceil(retry_s)))})
+        episode_id = episode_id or secrets.token_hex(8)
+        ep = Episode(self.factory())
+        self._episodes[episode_id] = ep
+        return episode_id, ep
+
+    def get(self, episode_id: str, touch: bool = True) -> Episode:
+        """The episode, live or finished; `touch` (a step) extends a live one's life."""
+        ep = self._episodes.get(episode_id) or self._finished.get(episode_id)
+        if ep is None or (not ep.finished
+                          and time.monotonic() - ep.last_used > self.idle_timeout_s):
+            raise HTTPException(404, f"unknown or expired episode_id {shown(episode_id)}; "
+                                     "start one with POST /reset")
+        if touch and not ep.finished:
+            ep.last_used = time.monotonic()
+            self._episodes.move_to_end(episode_id)
+        return ep
+
+    def settle(self, episode_id: str, ep: Episode) -> None:
+        """After a step: an episode that has ended leaves the live pool for the finished store."""
+        if ep.last is not None and ep.last.done and not ep.finished:
+            ep.finished = True
+            ep.extras.clear()
+            self._episodes.pop(episode_id, None)
+            self._finished[episode_id] = ep
+            while len(self._finished) > self.finished_capacity:
+                self._finished.popitem(last=False)[1].env.close()
+
+    def close(self, episode_id: str) -> None:
+        ep = self._episodes.pop(episode_id, None) or self._finished.pop(episode_id, None)
+        if ep is None:
+            raise HTTPException(404, f"unknown or expired episode_id {shown(episode_id)}")
+        ep.env.close()
+
+    @property
+    def finished(self) -> int:
+        return len(self._finished)
+
+    def __len__(self) -> int:
+        return len(self._episodes)
+
+
+def envelope(episode_id: str, obs: Observation) -> HttpEpisodeResponse:
+    return HttpEpisodeResponse(episode_id=episode_id, **serialize_observation(obs))
+
+
+class AgentStepRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    policy: str = "heuristic"
+
+
+class AgentStepResponse(HttpEpisodeResponse):
+    action: dict[str, Any]
+    policy: str
+
+
+def create_env_app(env_cls: type[Environment], action_cls: type[Action],
+                   observation_cls: type[Observation], state_cls: type[State], *, name: str,
+                   reset_model: type[BaseModel], title: str, max_sessions: int | None = None,
+                   idle_timeout_s: float | None = None,
+                   agent_policies: Mapping[str, Callable[[], Any]] | None = None,
+                   action_schema_extra: Mapping[str, Any] | None = None) -> FastAPI:
+    """An OpenEnv app with WS sessions and stateful HTTP episodes for `env_cls`.
+
+    `reset_model` is the body of `POST /reset`: its fields (minus `episode_id`) are passed to
+    `env.reset` as keyword arguments. The live episodes are on `app.state.http_episodes`.
+    `max_sessions` and `idle_timeout_s` default to `MEMEX_MAX_SESSIONS` (256) and
+    `MEMEX_SESSION_TIMEOUT_S` (900); HTTP-MCP sessions have their own pool of
+    `MEMEX_MAX_MCP_SESSIONS` (16); request bodies over `MEMEX_MAX_BODY_BYTES` (256 KiB) get
+    413; with `MEMEX_API_TOKEN` set, every route but `/health` needs that bearer token.
+    With `agent_policies` (name -> policy factory; a policy
+    has `name`, `reset(obs)` and `act(obs)`), `POST /episodes/{id}/agent-step` lets a built-in
+    baseline take the next step of an HTTP episode — no API key needed. `action_schema_extra`
+    is merged into the `action` entry of `GET /schema` (e.g. the per-tool argument schemas
+    derived from the tool declarations, which the wire model itself need not import).
+    """
+    max_sessions = max_sessions or int(os.environ.get("MEMEX_MAX_SESSIONS",
+                                                      DEFAULT_MAX_SESSIONS))
+    idle_timeout_s = idle_timeout_s or float(os.environ.get("MEMEX_SESSION_TIMEOUT_S",
+                                                            DEFAULT_SESSION_TIMEOUT_S))
+    max_body_bytes = int(os.environ.get("MEMEX_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES))
+    max_mcp_sessions = int(os.environ.get("MEMEX_MAX_MCP_SESSIONS", DEFAULT_MAX_MCP_SESSIONS))
+    app = create_app(
+        env_cls, action_cls, observation_cls, env_name=name,
+        concurrency_config=ConcurrencyConfig(max_concurrent_envs=max_sessions,
+                                             session_timeout=idle_timeout_s),
+        state_cls=state_cls)
+    app.title = title
+    replaced = {("/reset", "POST"), ("/step", "POST"), ("/state", "GET")}
+    if action_schema_extra:
+        replaced.add(("/schema", "GET"))
+    app.router.routes[:] = [r for r in app.router.routes if not (
+        isinstance(r, APIRoute) and any((r.path, m) in replaced for m in r.methods))]
+    episodes = HttpEpisodes(env_cls, max_sessions, idle_timeout_s)
+    app.state.http_episodes = episodes
+    app.state.session_pools = install_session_pools(openenv_server(app), max_sessions,
+                                                    max_mcp_sessions)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        # FastAPI's default echoes every invalid input back, whatever its size.
+        errors = [{k: v for k, v in e.items() if k in ("type", "loc", "msg")}
+                  for e in exc.errors()[:20]]
+        return JSONResponse({"detail": errors}, status_code=422)
+
+    @app.exception_handler(RecursionError)
+    async def _too_deep(request: Request, exc: RecursionError) -> JSONResponse:
+        return JSONResponse({"detail": "JSON nested too deeply"}, status_code=422)
+
+    async def reset(request: dict[str, Any] | None = Body(default=None)) -> HttpEpisodeResponse:
+        try:
+            options = reset_model.model_validate(request or {})
+        except ValidationError as exc:
+            raise HTTPException(422, exc.errors(include_url=False, include_input=False)) from None
+        if (seal := getattr(app.state, "reset_hook", None)) is not None:
+            options = seal(options)  # sealed evaluation (`envkit/sealed.py`) draws the seed
+        episode_id, ep = episodes.open(getattr(options, "episode_id", None))
+        async with ep.lock:
+            try:
+                obs = ep.env.reset(**options.model_dump(exclude={"episode_id"}),
+                                   episode_id=episode_id)
+            except ValueError as exc:
+                episodes.close(episode_id)
+                raise HTTPException(422, str(exc)) from None
+            ep.first = ep.last = obs
+        return envelope(episode_id, obs)
+
+    reset.__doc__ = f"Start an HTTP episode. Body: {reset_model.__name__} (all optional)."
+    app.post("/reset", response_model=HttpEpisodeResponse, tags=["Environment Control"],
+             summary="Start an HTTP episode; returns its episode_id",
+             openapi_extra={"requestBody": {"content": {"application/json": {
+                 "schema": reset_model.model_json_schema()}}}})(reset)
+
+    @app.post("/step", response_model=HttpEpisodeResponse, tags=["Environment Control"],
+              summary="Take one action in an HTTP episode")
+    async def step(request: HttpStepRequest) -> HttpEpisodeResponse:
+        ep = episodes.get(request.episode_id)
+        if not encodable(request.action):
+            raise HTTPException(422, "the action holds text that is not valid Unicode (e.g. a "
+                                     "lone surrogate escape); nothing was applied")
+        try:
+            action = action_cls.model_validate(request.action)
+        except ValidationError as exc:
+            raise HTTPException(422, exc.errors(include_url=False, include_input=False)) from None
+        async with ep.lock:
+            ep.last = ep.env.step(action)
+            episodes.settle(request.episode_id, ep)
+        return envelope(request.episode_id, ep.last)
+
+    @app.get("/state", response_model=state_cls, tags=["State Management"],
+             summary="State of an HTTP episode")
+    async def state(episode_id: str = Query(...)) -> State:
+        return episodes.get(episode_id, touch=False).env.state
+
+    if action_schema_extra:
+        @app.get("/schema", tags=["Schema"], summary="Get all JSON schemas")
+        async def schema() -> dict[str, Any]:
+            observation = observation_cls.model_json_schema()
+            return {"action": action_cls.model_json_schema() | dict(action_schema_extra),
+                    "observation": observation, "reset_observation": observation,
+                    "state": state_cls.model_json_schema()}
+
+    @app.delete("/episodes/{episode_id}", tags=["Environment Control"],
+                summary="Close an HTTP episode and free its slot")
+    async def close_episode(episode_id: str) -> dict[str, str]:
+        episodes.close(episode_id)
+        return {"closed": episode_id}
+
+    if agent_policies:
+        @app.post("/episodes/{episode_id}/agent-step", response_model=AgentStepResponse,
+                  tags=["Environment Control"],
+                  summary="Let a built-in baseline agent take the next step")
+        async def agent_step(episode_id: str, request: AgentStepRequest | None = None
+                             ) -> AgentStepResponse:
+            request = request or AgentStepRequest()
+            if request.policy not in agent_policies:
+                raise HTTPException(422, f"unknown policy {request.policy!r}; built-in: "
+                                         f"{', '.join(agent_policies)}")
+            ep = episodes.get(episode_id)
+            async with ep.lock:
+                if ep.last is None:
+                    raise HTTPException(409, "reset the episode first")
+                action = _agent_action(ep, request.policy, agent_policies)
+                ep.last = ep.env.step(action)
+                ep.extras["agent_obs"] = ep.last
+                episodes.settle(episode_id, ep)
+            return AgentStepResponse(**envelope(episode_id, ep.last).model_dump(),
+                                     action=action.model_dump(exclude={"metadata"},
+                                                              exclude_none=True),
+                                     policy=request.policy)
+
+    app.state.settings = {"max_sessions": max_sessions, "idle_timeout_s": idle_timeout_s,
+                          "max_mcp_sessions": max_mcp_sessions, "max_body_bytes": max_body_bytes,
+                          "agent_policies": list(agent_policies or ())}
+
+    async def _reaper() -> None:
+        while True:
+            await asyncio.sleep(max(1.0, idle_timeout_s / 4))
+            episodes.reap()
+
+    async def _start_reaper() -> None:
+        app.state.reaper = asyncio.create_task(_reaper())
+
+    app.router.on_startup.append(_start_reaper)
+    app.add_middleware(WebSocketGuard, idle_timeout_s=idle_timeout_s)
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
+    if token := os.environ.get("MEMEX_API_TOKEN"):
+        app.add_middleware(BearerAuth, token=token)
+    return app
+
+
+def _agent_action(ep: Episode, policy: str,
+                  agent_policies: Mapping[str, Callable[[], Any]]) -> Action:
+    """The built-in agent's next action. A policy reads each result as the answer to its own
+    last call, so after a manual step (or a policy switch) a fresh agent starts over from the
+    first observation rather than misreading the manual step's result."""
+    agent = ep.extras.get("agent")
+    if agent is not None and agent.name == policy and ep.extras.get("agent_obs") is ep.last:
+        with contextlib.suppress(Exception):  # a confused agent restarts below, never a 500
+            return agent.act(ep.last)
+    agent = agent_policies[policy]()
+    agent.reset(ep.first)
+    ep.extras["agent"] = agent
+    try:
+        return agent.act(ep.first)
+    except Exception as exc:
+        raise HTTPException(409, f"the built-in {policy!r} agent cannot continue this "
+                                 f"episode ({type(exc).__name__})") from None
+
+
+class ResetFields(BaseModel):
+    """Base for `reset_model`s: an optional client-chosen episode id. Strict: `seed: true` or
+    `seed: "7"` is a 422, not a silent conversion."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    episode_id: str | None = Field(default=None, min_length=4, max_length=64,
+                                   pattern=r"^[A-Za-z0-9_.-]+$")

@@ -1,0 +1,300 @@
+"""Evaluation harness: any policy over a seeded grid of task x difficulty, with k repeats.
+
+Policies: the environment's baselines by name (for Memex: heuristic, oracle, random, always_sar,
+always_close and the exploit probes), `llm:MODEL` (an OpenAI-compatible endpoint, configured by
+the shared LLM options of `envkit.llm_options`: `--api-base-url`, `--timeout`, `--max-retries`,
+`--max-tokens`, `--max-steps`, `--tool-mode`, `--prompt-tokens`, ... or their environment
+variables) and `ckpt:PATH` (a local model or a LoRA checkpoint from `train_grpo.py`). LLM
+policies use the inference agent (`memex.inference.LLMPolicy`), so their prompts are the same
+bounded-context prompts the trainer uses. Each endpoint is checked before the grid starts; an
+endpoint failure mid-run ends that episode with outcome "error" (trace written, row kept, count
+in the summary) and the grid continues.
+
+Episodes run in parallel (`--workers`), each worker on its own WebSocket session of the server at
+`--env-url` (or of one this harness starts, `--serve`), or in process when neither is given. The
+hidden case is regenerated client-side from the seed for the oracle, the metrics and the trace
+footers; nothing is read from the server but observations and state.
+
+Outputs under `--out`: `episodes.jsonl` (one row of measurements per episode), `summary.json`,
+`report.md` (markdown tables), PNG plots and `traces/<policy>/<episode>.jsonl` (`memex-trace/1`,
+replayed by the Glass Box). Measures come from the adapter (`EnvAdapter.metrics`), each averaged
+over the episodes where it is defined — for Memex: decision accuracy, SAR precision (filed SARs
+on suspicious cases) and recall (suspicious cases with a SAR), subject F1, findings precision and
+recall, typology accuracy, mean return, page faults, async timeouts, kernel loads, steps — plus
+pass^k for k = 1..8: the chance that all of k independent tries of the same case succeed (for
+Memex, a correct decision), estimated per case from n >= k repeats with c successes as
+C(c, k) / C(n, k).
+
+    .venv/bin/python -m memex.evaluation.harness --policies heuristic,random --episodes 5 --serve
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import sys
+import threading
+import time
+import zlib
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tqdm import tqdm
+
+from memex.envkit.adapter import EnvAdapter, get_adapter
+from memex.envkit.episodes import EpisodeSpec
+from memex.envkit.llm_options import (
+    EndpointError,
+    LLMOptions,
+    add_llm_arguments,
+    options_from_args,
+    prepare_endpoint,
+    token_counter,
+)
+from memex.envkit.replies import VERDICTS
+from memex.envkit.servers import serve
+from memex.evaluation.report import columns, fmt, group, make_plots, markdown_report, summarize
+from memex.inference import LLMPolicy, LocalBackend, OpenAIBackend
+
+# ---- policies ---------------------------------------------------------------------------------
+
+@dataclass
+class PolicyMaker:
+    """How to build one episode's policy, and how many may run at once."""
+
+    label: str
+    build: Callable[[EpisodeSpec], Any]
+    max_workers: int | None = None
+    max_steps: int | None = None  # LLM policies: --max-steps
+
+
+def policy_maker(adapter: EnvAdapter, name: str, *, llm: LLMOptions | None = None,
+                 prepared: dict[str, LLMOptions] | None = None) -> PolicyMaker:
+    """`name` is a baseline, `llm:MODEL` or `ckpt:PATH`. An `llm:` policy needs `llm` (the
+    endpoint options; MODEL replaces its model) and checks the endpoint and its tool mode once
+    (`prepare_endpoint`, `EndpointError` if it fails); `prepared` caches that per model."""
+    if name.startswith(("llm:", "ckpt:")):
+        kind, target = name.split(":", 1)
+        opts = llm or LLMOptions()
+        if kind == "llm":
+            opts = opts.replace(model=target or opts.model)
+            cache = prepared if prepared is not None else {}
+            if name not in cache:
+                cache[name] = prepare_endpoint(opts)
+            opts = cache[name]
+            backend: Any = OpenAIBackend(opts)
+            mode, limit = opts.tool_mode, None
+        else:
+            backend = LocalBackend(target, temperature=opts.temperature,
+                                   max_tokens=opts.max_tokens)
+            mode, limit = "text", 1  # one local model, one generation at a time
+
+        prompting = getattr(backend, "prompting", {})
+        count = token_counter(opts.tokenizer) if opts.prompt_tokens else None
+
+        def build_llm(spec: EpisodeSpec) -> Any:
+            policy = LLMPolicy(adapter, backend, tool_mode=mode, name=name,
+                               reply_retries=opts.reply_retries,
+                               compact=prompting.get("compact", False),
+                               max_prompt_chars=prompting.get("max_chars"),
+                               prompt_tokens=opts.prompt_tokens, count_tokens=count,
+                               run_token=opts.run_token)
+            policy.episode_key = spec.key  # deterministic prompts, run to run
+            return policy
+
+        return PolicyMaker(name, build_llm, limit, max_steps=opts.max_steps)
+    if name not in adapter.policies:
+        raise KeyError(f"unknown policy {name!r}: baselines are {', '.join(adapter.policies)}; "
+                       "or llm:MODEL, ckpt:PATH")
+    # Stochastic baselines get a seed per (case, repeat), so repeats are independent tries.
+    return PolicyMaker(name, lambda spec: adapter.make_policy(
+        name, seed=zlib.crc32(f"{name}|{spec.key}".encode())))
+
+
+# ---- running ----------------------------------------------------------------------------------
+
+def run_grid(adapter: EnvAdapter, makers: Sequence[PolicyMaker], specs: Sequence[EpisodeSpec], *,
+             base_url: str | None = None, workers: int = 4, out_dir: Path | None = None,
+             traces: str = "all", progress: bool = True) -> list[dict[str, Any]]:
+    """Play every policy on every spec; one measurement row per episode (in grid order)."""
+    jobs = [(m, s) for m in makers for s in specs]
+    local = threading.local()
+    sessions: list[Any] = []
+    lock = threading.Lock()
+    limits = {m.label: threading.Semaphore(m.max_workers or workers) for m in makers}
+    first_error: list[str] = []
+
+    def session() -> Any:
+        if not hasattr(local, "session"):
+            local.session = adapter.open(base_url)
+            with lock:
+                sessions.append(local.session)
+        return local.session
+
+    def one(maker: PolicyMaker, spec: EpisodeSpec) -> dict[str, Any]:
+        policy = maker.build(spec)
+        with limits[maker.label]:
+            episode = adapter.play(session(), policy, spec, max_steps=maker.max_steps)
+        episode.policy = maker.label
+        row = {"policy": maker.label, "task": spec.task, "difficulty": spec.difficulty,
+               "seed": spec.seed, "repeat": spec.repeat, "key": spec.key,
+               "outcome": adapter.episode_outcome(episode),
+               "success": float(episode.done and adapter.success(episode)),
+               "return": episode.episode_return, "steps": float(episode.steps),
+               "wall_s": round(episode.wall_s, 4), **adapter.metrics(episode)}
+        if episode.error:
+            row["error"] = episode.error
+            with lock:
+                if not first_error:
+                    first_error.append(episode.error)
+                    tqdm.write(f"# endpoint error in {maker.label} {spec.key}: "
+                               f"{episode.error} (episode ended; grid continues)",
+                               file=sys.stderr)
+        stats = getattr(policy, "stats", None)
+        if isinstance(stats, dict) and "verdicts" in stats:
+            row.update({f"replies_{v}": stats["verdicts"][v] for v in VERDICTS})
+        if out_dir is not None and (traces == "all" or (traces == "first" and spec.repeat == 0)):
+            path = out_dir / "traces" / _safe(maker.label) / f"{spec.key}.jsonl"
+            adapter.trace(episode).write(path)
+            row["trace"] = str(path.relative_to(out_dir))
+        return row
+
+    rows: list[dict[str, Any] | None] = [None] * len(jobs)
+    bar = tqdm(total=len(jobs), desc="episodes", unit="ep", disable=not progress,
+               file=sys.stderr)
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
+            futures = {pool.submit(one, m, s): i for i, (m, s) in enumerate(jobs)}
+            for future in as_completed(futures):
+                rows[futures[future]] = future.result()
+                bar.update()
+    finally:
+        bar.close()
+        for s in sessions:
+            s.close()
+    return [r for r in rows if r is not None]
+
+
+def _safe(label: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in label)
+
+
+# ---- CLI --------------------------------------------------------------------------------------
+
+def evaluate(adapter: EnvAdapter, policies: Sequence[str], specs: Sequence[EpisodeSpec], *,
+             out: Path, base_url: str | None = None, workers: int = 4, traces: str = "all",
+             report: Path | None = None, plots_dir: Path | None = None, command: str = "",
+             grid_note: str = "", title: str | None = None, llm: LLMOptions | None = None,
+             progress: bool = True) -> dict[str, Any]:
+    """Run, measure, plot and report; returns {"rows", "summary", "report", "plots"}. An
+    `llm:` policy whose endpoint fails its check raises `EndpointError` before any episode;
+    one that fails mid-run ends that episode with outcome "error" and the grid continues."""
+    out.mkdir(parents=True, exist_ok=True)
+    prepared: dict[str, LLMOptions] = {}
+    makers = [policy_maker(adapter, p, llm=llm, prepared=prepared) for p in policies]
+    started = time.perf_counter()
+    rows = run_grid(adapter, makers, specs, base_url=base_url, workers=workers, out_dir=out,
+                    traces=traces, progress=progress)
+    wall = time.perf_counter() - started
+    with (out / "episodes.jsonl").open("w") as f:
+        for r in rows:
+            f.write(json.dumps(r) + "\n")
+    measures = [k for k, _ in columns(adapter)]
+    summary = {p: {"all": summarize(g, measures)} for (p,), g in group(rows, "policy").items()}
+    for (p, d), g in group(rows, "policy", "difficulty").items():
+        summary[p][d] = summarize(g, measures)
+    for (p,), g in group(rows, "policy").items():
+        summary[p]["all"]["endpoint_errors"] = sum(bool(r.get("error")) for r in g)
+        if any("replies_valid" in r for r in g):
+            summary[p]["all"]["replies"] = {v: sum(r.get(f"replies_{v}", 0) for r in g)
+                                            for v in VERDICTS}
+    (out / "summary.json").write_text(json.dumps({"env": adapter.name, "wall_s": wall,
+                                                  "episodes": len(rows),
+                                                  "policies": summary}, indent=2))
+    plots = make_plots(adapter, rows, plots_dir or out)
+    report_path = report or out / "report.md"
+    report_path.parent.mkdir(parents=True, exist_ok=True)
+    report_path.write_text(markdown_report(
+        adapter, rows, title=title or f"{adapter.name} evaluation", command=command,
+        grid_note=grid_note, plots=plots, report_dir=report_path.parent))
+    return {"rows": rows, "summary": summary, "report": report_path, "plots": plots,
+            "wall_s": wall}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description="Evaluate policies over a seeded grid.")
+    p.add_argument("--env", default="memex")
+    p.add_argument("--policies", default=None,
+                   help="comma list: baselines, llm:MODEL, ckpt:PATH (default: the env's set)")
+    p.add_argument("--split", default="test")
+    p.add_argument("--tasks", default=None, help="comma list (default: all)")
+    p.add_argument("--difficulties", default=None, help="comma list (default: all)")
+    p.add_argument("--episodes", type=int, default=10, help="cases (seeds) per task x difficulty")
+    p.add_argument("--repeats", type=int, default=1, help="tries per case (pass^k needs k)")
+    p.add_argument("--seed-offset", type=int, default=0)
+    p.add_argument("--env-url", default=os.environ.get("ENV_URL"),
+                   help="run episodes over WebSocket sessions on this server")
+    p.add_argument("--serve", action="store_true",
+                   help="start a local server for this run and use WebSocket sessions on it")
+    p.add_argument("--workers", type=int, default=8, help="parallel sessions")
+    p.add_argument("--out", default="runs/eval")
+    p.add_argument("--report", default=None, help="markdown report path (default OUT/report.md)")
+    p.add_argument("--title", default=None, help="report title")
+    p.add_argument("--plots-dir", default=None, help="where PNG plots go (default OUT)")
+    p.add_argument("--traces", choices=("all", "first", "none"), default="all",
+                   help="JSONL traces for every episode, only repeat 0, or none")
+    p.add_argument("--no-progress", action="store_true")
+    add_llm_arguments(p, model=False)
+    args = p.parse_args(argv)
+
+    adapter = get_adapter(args.env)
+    policies = args.policies.split(",") if args.policies else list(adapter.eval_policies)
+    tasks = args.tasks.split(",") if args.tasks else list(adapter.tasks)
+    difficulties = args.difficulties.split(",") if args.difficulties else \
+        list(adapter.difficulties)
+    specs = adapter.grid(args.split, tasks, difficulties, args.episodes, args.repeats,
+                         args.seed_offset)
+    seeds = adapter.splits[args.split]
+    first = seeds.start + args.seed_offset
+    grid_note = (f"Grid: split `{args.split}`, {len(tasks)} tasks x {len(difficulties)} "
+                 f"difficulties x {args.episodes} cases (seeds {first}..{first + args.episodes - 1}"
+                 f") x {args.repeats} repeats = {len(specs)} episodes per policy.")
+    argv_list = sys.argv[1:] if argv is None else list(argv)
+    command = ".venv/bin/python -m memex.evaluation.harness " + shlex.join(argv_list)
+    try:
+        with ExitStack() as stack:
+            base_url = args.env_url
+            if args.serve and not base_url:
+                server = stack.enter_context(serve(adapter.server_module, "--host", "127.0.0.1",
+                                                   "--log-level", "warning"))
+                base_url = server.url
+            result = evaluate(adapter, policies, specs, out=Path(args.out), base_url=base_url,
+                              workers=args.workers, traces=args.traces,
+                              report=Path(args.report) if args.report else None,
+                              plots_dir=Path(args.plots_dir) if args.plots_dir else None,
+                              command=command, grid_note=grid_note, title=args.title,
+                              llm=options_from_args(args), progress=not args.no_progress)
+    except EndpointError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(f"{len(result['rows'])} episodes in {result['wall_s']:.1f}s -> {result['report']}",
+          file=sys.stderr)
+    for policy, s in result["summary"].items():
+        a = s["all"]
+        line = (f"{policy:<16} success {fmt(a['success'])}  return {fmt(a['return'])}  "
+                f"pass^1 {fmt(a['pass^1'])}  endpoint errors {a['endpoint_errors']}")
+        if "replies" in a:
+            line += "  replies " + ", ".join(f"{n} {v}" for v, n in a["replies"].items())
+        print(line)
+    rows = result["rows"]
+    return 0 if any(not r.get("error") for r in rows) or not rows else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

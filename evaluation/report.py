@@ -1,0 +1,224 @@
+"""The one report writer: markdown tables and plots of evaluation rows, for both environments.
+
+`table` and `fmt` write every markdown table of the project's reports (the harness report, the
+committee's baseline report); `markdown_report` and `make_plots` turn the harness's per-episode
+rows into the report and its figures. Aggregation (`summarize`, `group`, pass^k) is here too, so
+a report is a pure function of its rows.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from memex.envkit.adapter import EnvAdapter
+
+PASS_K = tuple(range(1, 9))
+GENERIC_METRICS: tuple[tuple[str, str], ...] = (("success", "success"),
+                                                ("return", "mean return"), ("steps", "steps"))
+
+
+# ---- aggregation ------------------------------------------------------------------------------
+
+def pass_hat_k(trials: Iterable[tuple[int, int]], k: int) -> float | None:
+    """pass^k over cases, each given as (n tries, c successes): the mean of C(c,k)/C(n,k) over
+    the cases with n >= k; None when no case has k tries."""
+    values = [math.comb(c, k) / math.comb(n, k) for n, c in trials if n >= k]
+    return sum(values) / len(values) if values else None
+
+
+def mean_defined(rows: Iterable[dict[str, Any]], key: str) -> float | None:
+    values = [r[key] for r in rows if r.get(key) is not None]
+    return statistics.fmean(values) if values else None
+
+
+def columns(adapter: EnvAdapter) -> tuple[tuple[str, str], ...]:
+    """(measure, label) columns of the report: the adapter's, or the generic ones."""
+    return tuple(getattr(adapter, "summary_metrics", ()) or GENERIC_METRICS)
+
+
+def summarize(rows: Sequence[dict[str, Any]],
+              measures: Iterable[str] = ()) -> dict[str, Any]:
+    """Means of the generic measures and of `measures` (each where defined), the episode
+    count, the return's spread and pass^1..8."""
+    out: dict[str, Any] = {"episodes": len(rows)}
+    for key in dict.fromkeys([k for k, _ in GENERIC_METRICS] + list(measures)):
+        out[key] = mean_defined(rows, key)
+    out["return_std"] = statistics.pstdev([r["return"] for r in rows]) if rows else None
+    cases: dict[tuple, list[bool]] = defaultdict(list)
+    for r in rows:
+        cases[(r["task"], r["difficulty"], r["seed"])].append(bool(r["success"]))
+    trials = [(len(v), sum(v)) for v in cases.values()]
+    for k in PASS_K:
+        out[f"pass^{k}"] = pass_hat_k(trials, k)
+    return out
+
+
+def group(rows: Sequence[dict[str, Any]], *keys: str) -> dict[tuple, list[dict[str, Any]]]:
+    out: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        out[tuple(r[k] for k in keys)].append(r)
+    return out
+
+
+# ---- report -----------------------------------------------------------------------------------
+
+def fmt(value: Any, digits: int = 3) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.{digits}f}"
+    return str(value)
+
+
+def table(header: Sequence[str], body: Iterable[Sequence[Any]], *,
+          right_from: int | None = None) -> str:
+    """A markdown table; cells through `fmt`. Columns from index `right_from` on are
+    right-aligned (numbers)."""
+    rule = ["---:" if right_from is not None and i >= right_from else "---"
+            for i in range(len(header))]
+    lines = ["| " + " | ".join(header) + " |", "|" + "|".join(rule) + "|"]
+    lines += ["| " + " | ".join(fmt(c) for c in row) + " |" for row in body]
+    return "\n".join(lines)
+
+
+def markdown_report(adapter: EnvAdapter, rows: Sequence[dict[str, Any]], *, title: str,
+                    command: str, grid_note: str, plots: Sequence[Path],
+                    report_dir: Path) -> str:
+    policies = list(dict.fromkeys(r["policy"] for r in rows))
+    difficulties = [d for d in adapter.difficulties if any(r["difficulty"] == d for r in rows)]
+    tasks = list(dict.fromkeys(r["task"] for r in rows))
+    by_policy = group(rows, "policy")
+    by_pd = group(rows, "policy", "difficulty")
+    by_ptd = group(rows, "policy", "task", "difficulty")
+    parts = [f"# {title}", "", "Produced by one command:", "", "```", command, "```", "",
+             grid_note, ""]
+
+    success = getattr(adapter, "success_label", "success")
+    parts += ["## Summary by difficulty", "",
+              f"{success.capitalize()} and mean episode return (the sum of the step rewards).",
+              ""]
+    header = ["policy"] + [f"{d} {success}" for d in difficulties] + [
+        f"{d} return" for d in difficulties]
+    parts.append(table(header, (
+        [p] + [mean_defined(by_pd[(p, d)], "success") for d in difficulties]
+        + [mean_defined(by_pd[(p, d)], "return") for d in difficulties]
+        for p in policies)))
+
+    cols = columns(adapter)
+    parts += ["", "## All measures", "",
+              "Each measure is averaged over the episodes where it is defined. "
+              + getattr(adapter, "metrics_note", ""), ""]
+    summaries = {p: summarize(by_policy[(p,)], [k for k, _ in cols]) for p in policies}
+    parts.append(table(["policy", "episodes"] + [label for _, label in cols],
+                        ([p, summaries[p]["episodes"]] + [summaries[p][k] for k, _ in cols]
+                         for p in policies)))
+
+    parts += ["", "## pass^k", "",
+              f"Probability that all k tries of the same case succeed (success as counted by "
+              f"{success}; C(c,k)/C(n,k) per case, averaged; — where fewer than k repeats "
+              "ran).", ""]
+    parts.append(table(["policy"] + [f"pass^{k}" for k in PASS_K],
+                        ([p] + [summaries[p][f"pass^{k}"] for k in PASS_K] for p in policies)))
+
+    parts += ["", "## By task and difficulty", "",
+              f"Each cell: {success} / mean return.", ""]
+    for d in difficulties:
+        parts += [f"### {d}", ""]
+        parts.append(table(["task"] + policies, (
+            [t] + [f"{fmt(mean_defined(by_ptd[(p, t, d)], 'success'), 2)} / "
+                   f"{fmt(mean_defined(by_ptd[(p, t, d)], 'return'), 2)}"
+                   if by_ptd.get((p, t, d)) else "—" for p in policies]
+            for t in tasks)))
+        parts.append("")
+    if plots:
+        parts += ["## Plots", ""]
+        parts += [f"![{p.stem}]({os.path.relpath(p, report_dir)})" for p in plots]
+        parts.append("")
+    return "\n".join(parts)
+
+
+def make_plots(adapter: EnvAdapter, rows: Sequence[dict[str, Any]], out: Path) -> list[Path]:
+    """PNG figures of the rows under `out`. matplotlib is an optional dependency (the `train`
+    extra), imported only when plots are drawn."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out.mkdir(parents=True, exist_ok=True)
+    policies = list(dict.fromkeys(r["policy"] for r in rows))
+    difficulties = [d for d in adapter.difficulties if any(r["difficulty"] == d for r in rows)]
+    tasks = list(dict.fromkeys(r["task"] for r in rows))
+    by_pd = group(rows, "policy", "difficulty")
+    paths = []
+
+    success = getattr(adapter, "success_label", "success")
+    for key, label, name in (("return", "mean episode return", "return_by_difficulty"),
+                             ("success", success, "success_by_difficulty")):
+        fig, ax = plt.subplots(figsize=(min(12.0, max(6.0, 0.3 * len(policies)
+                                                      * len(difficulties))), 4.4))
+        width = 0.8 / len(policies)
+        for i, p in enumerate(policies):
+            means, errs = [], []
+            for d in difficulties:
+                values = [r[key] for r in by_pd[(p, d)] if r.get(key) is not None]
+                means.append(statistics.fmean(values) if values else 0.0)
+                errs.append(statistics.pstdev(values) / math.sqrt(len(values))
+                            if len(values) > 1 else 0.0)
+            xs = [j + (i - (len(policies) - 1) / 2) * width for j in range(len(difficulties))]
+            ax.bar(xs, means, width, yerr=errs, label=p, capsize=2)
+        ax.set_xticks(range(len(difficulties)), difficulties)
+        ax.set_ylabel(label)
+        ax.axhline(0, color="black", linewidth=0.6)
+        ax.legend(fontsize=7, ncol=min(len(policies), 5), loc="upper center",
+                  bbox_to_anchor=(0.5, -0.08), frameon=False)
+        ax.set_title(f"{adapter.name}: {label} by difficulty")
+        fig.tight_layout()
+        paths.append(out / f"{name}.png")
+        fig.savefig(paths[-1], dpi=110)
+        plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(7.5, 4))
+    for p in policies:
+        s = summarize([r for r in rows if r["policy"] == p])
+        ks = [k for k in PASS_K if s[f"pass^{k}"] is not None]
+        ax.plot(ks, [s[f"pass^{k}"] for k in ks], marker="o", label=p)
+    ax.set_xlabel("k")
+    ax.set_ylabel("pass^k")
+    ax.set_ylim(-0.02, 1.02)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5), frameon=False)
+    ax.set_title(f"{adapter.name}: pass^k")
+    fig.tight_layout()
+    paths.append(out / "pass_k.png")
+    fig.savefig(paths[-1], dpi=110)
+    plt.close(fig)
+
+    cols = min(3, len(policies))
+    nrows = math.ceil(len(policies) / cols)
+    fig, axes = plt.subplots(nrows, cols, figsize=(3.6 * cols, 0.45 * len(tasks) * nrows + 1.2),
+                             squeeze=False)
+    by_ptd = group(rows, "policy", "task", "difficulty")
+    for ax, p in zip(axes.flat, policies, strict=False):
+        grid = [[mean_defined(by_ptd.get((p, t, d), []), "return") or 0.0
+                 for d in difficulties] for t in tasks]
+        ax.imshow(grid, vmin=-1.2, vmax=1.0, cmap="RdYlGn", aspect="auto")
+        ax.set_xticks(range(len(difficulties)), difficulties, fontsize=7)
+        ax.set_yticks(range(len(tasks)), tasks, fontsize=7)
+        for i, line in enumerate(grid):
+            for j, v in enumerate(line):
+                ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=6)
+        ax.set_title(p, fontsize=8)
+    for ax in list(axes.flat)[len(policies):]:
+        ax.axis("off")
+    fig.suptitle(f"{adapter.name}: mean return by task x difficulty", fontsize=9)
+    fig.tight_layout()
+    paths.append(out / "return_by_task.png")
+    fig.savefig(paths[-1], dpi=110)
+    plt.close(fig)
+    return paths

@@ -1,0 +1,100 @@
+"""Every exploit probe loses clearly to the heuristic investigator; the oracle reaches near the
+maximum; the heuristic solves the cases by cross-checking, not by reading the answer.
+
+Run over test-split seeds (`EPISODES_PER_DIFFICULTY` per difficulty, kinds sampled with the
+default 40% benign share), so the surface probes, which learn from the train split, meet cases
+they have not seen. The margin is 0.3 of mean episode return (15% of the terminal score's
+range [-1, 1]), on average and on every difficulty. The surface probes learn from
+`PROBE_TRAIN_CASES` train cases here (fewer than `make baselines` uses) to keep the test short.
+"""
+
+from __future__ import annotations
+
+import statistics
+
+import pytest
+
+from memex.evaluation.runs import run_episode
+from memex.graders.terminal import SCORE_MAX, SCORE_MIN
+from memex.policies import surface_probes
+from memex.policies.heuristic import Heuristic
+from memex.policies.registry import POLICIES, PROBES
+from memex.scenarios import SPLITS
+from memex.server.environment import MemexEnvironment
+
+EPISODES_PER_DIFFICULTY = 70
+DIFFICULTIES = ("easy", "medium", "hard")
+PROBE_MARGIN = 0.15 * (SCORE_MAX - SCORE_MIN)
+ORACLE_MIN_RETURN = 0.9
+HEURISTIC_MIN_ACCURACY = {"easy": 0.85, "hard": 0.75}
+PROBE_TRAIN_CASES = 150
+SEEDS = range(SPLITS["test"].start, SPLITS["test"].start + EPISODES_PER_DIFFICULTY)
+
+
+def _returns(name: str) -> dict[str, list]:
+    env = MemexEnvironment()
+    return {d: [run_episode(POLICIES[name](), seed, d, env=env) for seed in SEEDS]
+            for d in DIFFICULTIES}
+
+
+def _mean(results) -> float:
+    return statistics.mean(r.episode_return for rs in results.values() for r in rs)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _quick_surface_probes():
+    saved, surface_probes.TRAIN_CASES = surface_probes.TRAIN_CASES, PROBE_TRAIN_CASES
+    yield
+    surface_probes.TRAIN_CASES = saved
+
+
+@pytest.fixture(scope="module")
+def heuristic():
+    return _returns("heuristic")
+
+
+@pytest.mark.parametrize("probe", PROBES)
+def test_exploit_probe_scores_clearly_below_the_heuristic(probe, heuristic):
+    probe_results = _returns(probe)
+    gap = _mean(heuristic) - _mean(probe_results)
+    assert gap >= PROBE_MARGIN, (probe, _mean(heuristic), _mean(probe_results))
+    for difficulty in DIFFICULTIES:  # and on every difficulty, not just on average
+        h = statistics.mean(r.episode_return for r in heuristic[difficulty])
+        p = statistics.mean(r.episode_return for r in probe_results[difficulty])
+        assert h - p >= PROBE_MARGIN, (probe, difficulty, h, p)
+
+
+def test_oracle_reaches_near_the_maximum_return():
+    oracle = _returns("oracle")
+    assert _mean(oracle) >= ORACLE_MIN_RETURN, _mean(oracle)
+    assert all(r.correct for rs in oracle.values() for r in rs)
+    assert sum(r.page_faults for rs in oracle.values() for r in rs) == 0
+
+
+def test_heuristic_investigator_meets_accuracy_targets(heuristic):
+    accuracy = {d: sum(r.correct for r in rs) / len(rs) for d, rs in heuristic.items()}
+    for difficulty, target in HEURISTIC_MIN_ACCURACY.items():
+        assert accuracy[difficulty] >= target, accuracy
+    episodes = [r for rs in heuristic.values() for r in rs]
+    assert sum(r.page_faults for r in episodes) / len(episodes) < 0.1  # it manages its memory
+    assert not any(r.outcome == "timeout" for r in episodes)  # and its step budget
+
+
+def test_heuristic_decides_from_tool_results_alone():
+    """It never reads the case: reset without one, it investigates and decides."""
+    assert not Heuristic.needs_case
+    env = MemexEnvironment()
+    outcomes = []
+    for seed in SEEDS[:10]:
+        policy = Heuristic()
+        obs = env.reset(seed=seed, difficulty="hard")
+        policy.reset(obs, case=None)
+        while not obs.done:
+            obs = env.step(policy.act(obs))
+        outcomes.append(obs.metadata["terminal"]["outcome"])
+    assert "timeout" not in outcomes and sum(o in ("TP", "TN") for o in outcomes) >= 8, outcomes
+
+
+def test_blind_sar_does_not_score_the_maximum():
+    results = [r for rs in _returns("always_sar").values() for r in rs]
+    assert max(r.terminal_score for r in results) < 0.5

@@ -1,0 +1,50 @@
+"""Both OpenEnv manifests declare what the code declares and pass `openenv validate`."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from memex.committee.actions import ACTION_NAMES
+from memex.committee.tasks import TASK_NAMES
+from memex.models import TOOL_NAMES
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_openenv_manifest_matches_the_tools_and_validates(tmp_path):
+    manifest = yaml.safe_load((ROOT / "openenv.yaml").read_text())
+    assert manifest["validation"]["capabilities"]["declared_tools"] == list(TOOL_NAMES)
+    module, _, attr = manifest["app"].partition(":")
+    assert (ROOT / (module.replace(".", "/") + ".py")).exists() and attr == "app"
+    tracked = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
+                             check=True).stdout.split()
+    for rel in tracked + ["openenv.yaml"]:
+        src = ROOT / rel
+        if src.is_file() and not src.is_symlink():
+            (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(src, tmp_path / rel)
+    exe = Path(sys.executable).with_name("openenv")
+    out = subprocess.run([str(exe), "validate", str(tmp_path), "--level", "static",
+                          "--skip-build"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and "Verdict: PASS" in out.stdout, out.stdout + out.stderr
+
+
+def test_committee_manifest_declares_the_actions_and_validates(tmp_path):
+    root = ROOT
+    manifest = yaml.safe_load((root / "committee" / "openenv.yaml").read_text())
+    assert manifest["validation"]["capabilities"]["declared_tools"] == list(ACTION_NAMES)
+    assert manifest["tasks"] == list(TASK_NAMES)
+    module, _, attr = manifest["app"].partition(":")
+    assert module == "memex.committee.server" and attr == "app"
+    assert (root / "committee" / "server.py").exists()
+    shutil.copytree(root / "committee", tmp_path / "committee",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    exe = Path(sys.executable).with_name("openenv")
+    out = subprocess.run([str(exe), "validate", str(tmp_path / "committee"), "--level",
+                          "static", "--skip-build"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and "Verdict: PASS" in out.stdout, out.stdout + out.stderr

@@ -1,0 +1,341 @@
+"""A server you can share (issue #12): capacity that frees itself, bounded inputs, no 5xx,
+honest clients. One fast regression test per measured defect (1-8), then the minor ones.
+
+Most run the app in process (FastAPI's TestClient, HTTP and WebSocket); the reaping and
+reconnect tests need a real server in a subprocess with a short session timeout.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+import websockets
+from fastapi.testclient import TestClient
+from websockets.sync.client import connect as ws_connect
+
+from memex.client import EpisodeLostError, MemexEnv
+from memex.envkit.declarations import MAX_ARG_CHARS
+from memex.envkit.guards import DEFAULT_MAX_BODY_BYTES, WS_IDLE_CLOSE_CODE
+from memex.envkit.servers import free_port, serve
+from memex.models import MemexAction
+from memex.server.app import create_memex_app
+from memex.server.environment import MemexEnvironment
+
+# Server start-up, generous: the suite shares small machines.
+BOOT_TIMEOUT_S = 180.0
+CLOSE = {"tool": "close_alert", "arguments": {"reason": "explained", "cited_sections": []}}
+
+
+def _client(**kwargs) -> TestClient:
+    kwargs.setdefault("frontend_dir", None)
+    kwargs.setdefault("reveal_truth_after_done", True)
+    return TestClient(create_memex_app(**kwargs))
+
+
+def _reset(http, **body) -> str:
+    r = http.post("/reset", json={"seed": 2, "difficulty": "easy", **body})
+    assert r.status_code == 200, r.text
+    return r.json()["episode_id"]
+
+
+def _step(http, eid: str, action: dict) -> httpx.Response:
+    return http.post("/step", json={"episode_id": eid, "action": action})
+
+
+# ---- 1. capacity that frees itself -------------------------------------------------------------
+
+def test_finished_http_episode_frees_its_slot_at_once_and_stays_readable():
+    http = _client(max_sessions=2)
+    finished = []
+    for _ in range(6):  # three times the pool, every episode ended
+        eid = _reset(http)
+        assert _step(http, eid, CLOSE).json()["done"]
+        finished.append(eid)
+    assert len(http.app.state.http_episodes) == 0
+    for eid in finished[-2:]:  # the finished store serves /state and /truth
+        assert http.get("/state", params={"episode_id": eid}).json()["done"]
+        assert http.get(f"/episodes/{eid}/truth").status_code == 200
+        assert _step(http, eid, CLOSE).json()["observation"]["error"]["code"] == "episode_done"
+
+
+def test_full_pool_answers_503_with_retry_after_and_evicts_only_idle_episodes():
+    http = _client(max_sessions=2)
+    a, b = _reset(http), _reset(http)
+    r = http.post("/reset", json={})
+    assert r.status_code == 503 and int(r.headers["Retry-After"]) >= 1
+    episodes = http.app.state.http_episodes
+    episodes._episodes[a].last_used -= episodes.evict_idle_s + 1  # a: idle, least recent
+    c = _reset(http)  # evicts a
+    assert http.get("/state", params={"episode_id": a}).status_code == 404
+    assert {b, c} == set(episodes._episodes)
+
+
+def test_reads_do_not_extend_an_http_episodes_life():
+    http = _client(max_sessions=4, idle_timeout_s=60)
+    eid = _reset(http)
+    ep = http.app.state.http_episodes._episodes[eid]
+    before = ep.last_used
+    http.get("/state", params={"episode_id": eid})
+    http.get(f"/episodes/{eid}/truth")
+    assert ep.last_used == before
+
+
+# ---- 2. bounded inputs ----------------------------------------------------------------------
+
+def test_oversized_body_gets_413_before_any_work():
+    http = _client()
+    eid = _reset(http)
+    big = "x" * (DEFAULT_MAX_BODY_BYTES + 1)
+    r = _step(http, eid, {"tool": "check_watchlist", "arguments": {"name": big}})
+    assert r.status_code == 413
+    assert http.get("/state", params={"episode_id": eid}).json()["step_count"] == 0
+
+
+def test_long_arguments_are_rejected_fast_and_never_echoed():
+    http = _client()
+    eid = _reset(http)
+    name = "A" * (MAX_ARG_CHARS * 50)  # 100 kB: under the body limit, over the argument bound
+    start = time.perf_counter()
+    r = _step(http, eid, {"tool": "check_watchlist", "arguments": {"name": name}})
+    assert time.perf_counter() - start < 1.0
+    assert r.status_code == 200 and len(r.content) < 20_000
+    assert r.json()["observation"]["error"]["code"] == "invalid_arguments"
+    assert _step(http, eid, {"tool": "review_alert"}).status_code == 200
+
+
+def test_every_string_and_list_argument_is_bounded_in_the_published_schema():
+    tools = _client().get("/schema").json()["action"]["tools"]
+
+    def walk(node):
+        if isinstance(node, dict):
+            if node.get("type") == "string" and "enum" not in node:
+                assert node.get("maxLength"), node
+            if node.get("type") in ("array", "object") and "additionalProperties" not in node:
+                assert node.get("maxItems") or node.get("maxProperties") or "properties" in node
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    walk(tools)
+    note = next(t for t in tools if t["name"] == "write_to_case_file")
+    assert note["parameters"]["properties"]["note"]["maxLength"] == MAX_ARG_CHARS
+
+
+# ---- 3. reaped WS sessions are closed, with a reason; the cap holds ---------------------------
+
+@pytest.fixture(scope="module")
+def short_lived_server():
+    with serve("memex.openenv_server", "--host", "127.0.0.1", "--log-level", "warning",
+               env={"MEMEX_SESSION_TIMEOUT_S": "1", "MEMEX_MAX_SESSIONS": "2"},
+               timeout_s=BOOT_TIMEOUT_S) as server:
+        yield server
+
+
+def _ws_reset(ws) -> dict:
+    with contextlib.suppress(websockets.ConnectionClosed):  # refused: its error is queued
+        ws.send(json.dumps({"type": "reset", "data": {"seed": 2, "difficulty": "easy"}}))
+    return json.loads(ws.recv(timeout=30))
+
+
+def test_reaped_ws_session_is_closed_with_a_reason_and_the_cap_holds(short_lived_server):
+    url = short_lived_server.url.replace("http", "ws") + "/ws"
+    old = [ws_connect(url) for _ in range(2)]
+    for ws in old:
+        assert _ws_reset(ws)["type"] == "observation"
+    time.sleep(2.5)  # past the idle timeout: the sweep closes both sockets
+    for ws in old:
+        with pytest.raises(websockets.ConnectionClosed) as closed:
+            ws.send(json.dumps({"type": "state"}))
+            ws.recv(timeout=10)
+        assert closed.value.rcvd.code == WS_IDLE_CLOSE_CODE and "idle" in closed.value.rcvd.reason
+    fresh = [ws_connect(url) for _ in range(2)]
+    replies = [_ws_reset(ws) for ws in fresh]
+    fresh.append(ws_connect(url))
+    replies.append(_ws_reset(fresh[-1]))
+    assert [r["type"] for r in replies].count("observation") == 2  # the cap (2) holds
+    assert any(r.get("data", {}).get("code") == "CAPACITY_REACHED" for r in replies)
+    for ws in fresh:
+        ws.close()
+
+
+def test_typed_client_raises_when_its_session_was_reaped(short_lived_server):
+    with MemexEnv(base_url=short_lived_server.url).sync() as env:
+        env.reset(seed=2, difficulty="easy")
+        time.sleep(2.5)
+        with pytest.raises(EpisodeLostError, match=r"idle|lost|closed"):
+            env.step(MemexAction(tool="review_alert"))
+        assert not env.reset(seed=2, difficulty="easy").done  # usable again after reset
+
+
+# ---- 4. HTTP MCP sessions have their own pool ------------------------------------------------
+
+def test_http_mcp_sessions_cannot_fill_the_ws_pool(monkeypatch):
+    monkeypatch.setenv("MEMEX_MAX_MCP_SESSIONS", "2")
+    http = _client(max_sessions=2)
+    create = {"jsonrpc": "2.0", "id": 1, "method": "openenv/session/create", "params": {}}
+    replies = [http.post("/mcp", json=create).json() for _ in range(6)]
+    assert sum("result" in r for r in replies) == 2
+    with http.websocket_connect("/ws") as ws:
+        ws.send_text(json.dumps({"type": "reset", "data": {"seed": 2, "difficulty": "easy"}}))
+        assert ws.receive_json()["type"] == "observation"
+    assert http.get("/info").json()["mcp_sessions"] == 2
+
+
+# ---- 5. text that cannot be encoded is rejected at the boundary ------------------------------
+
+def test_lone_surrogate_is_rejected_and_the_episode_stays_usable():
+    http = _client()
+    eid = _reset(http)
+    body = ('{"episode_id": "' + eid + '", "action": {"tool": "write_to_case_file", '
+            '"arguments": {"note": "\\ud800"}}}')
+    r = http.post("/step", content=body, headers={"content-type": "application/json"})
+    assert r.status_code == 422
+    assert http.get("/state", params={"episode_id": eid}).json()["step_count"] == 0
+    r = _step(http, eid, {"tool": "write_to_case_file", "arguments": {"note": "fine"}})
+    assert r.status_code == 200 and r.json()["observation"]["error"] is None
+    with http.websocket_connect("/ws") as ws:
+        ws.send_text(json.dumps({"type": "reset", "data": {"seed": 2}}))
+        assert ws.receive_json()["type"] == "observation"
+        ws.send_text('{"type": "step", "data": {"tool": "write_to_case_file", '
+                     '"arguments": {"note": "\\ud800"}}}')
+        assert ws.receive_json()["type"] == "error"
+        ws.send_text(json.dumps({"type": "step", "data": {"tool": "review_alert"}}))
+        reply = ws.receive_json()
+        assert reply["type"] == "observation" and reply["data"]["observation"]["step"] == 1
+
+
+# ---- 6. built-in agent after manual steps ------------------------------------------------------
+
+def test_agent_step_after_a_manual_step_continues_the_episode():
+    http = _client()
+    eid = _reset(http)
+    for _ in range(2):
+        assert http.post(f"/episodes/{eid}/agent-step").status_code == 200
+    assert _step(http, eid, {"tool": "review_alert"}).status_code == 200
+    r = http.post(f"/episodes/{eid}/agent-step")
+    assert r.status_code == 200 and not r.json()["done"]
+    r = http.post(f"/episodes/{eid}/agent-step")
+    assert r.status_code == 200
+    assert r.json()["action"]["tool"] != "close_alert"  # not a "no decision reached" closure
+
+
+# ---- 7. per-episode memory is bounded -----------------------------------------------------------
+
+def test_episode_keeps_call_digests_and_drops_pages_evicted_from_ram():
+    env = MemexEnvironment()
+    env.reset(seed=2, difficulty="easy", ram_pages=2)
+    for i in range(12):
+        env.step(MemexAction(tool="check_watchlist", arguments={"name": f"name {i} " * 200}))
+    assert all(isinstance(k, bytes) and len(k) == 16 for k in env._calls)
+    assert len(env._pages) <= 2
+
+
+# ---- 8. the typed client never fakes an episode end --------------------------------------------
+
+def _server_on(port: int) -> subprocess.Popen:
+    proc = subprocess.Popen([sys.executable, "-m", "memex.openenv_server", "--port", str(port),
+                             "--log-level", "warning"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    deadline = time.monotonic() + BOOT_TIMEOUT_S
+    while time.monotonic() < deadline:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+                return proc
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    proc.kill()
+    raise TimeoutError("server did not start")
+
+
+def test_typed_client_raises_episode_lost_after_a_server_restart():
+    port = free_port()
+    proc = _server_on(port)
+    try:
+        with MemexEnv(base_url=f"http://127.0.0.1:{port}").sync() as env:
+            env.reset(seed=2, difficulty="easy")
+            env.step(MemexAction(tool="review_alert"))
+            proc.terminate()
+            proc.wait(timeout=10)
+            proc = _server_on(port)
+            with pytest.raises(EpisodeLostError):
+                env.step(MemexAction(tool="review_alert"))
+            with pytest.raises(EpisodeLostError):  # still lost until reset
+                env.step(MemexAction(tool="review_alert"))
+            assert env.reset(seed=2, difficulty="easy").observation.step == 0
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+# ---- minor ------------------------------------------------------------------------------------
+
+def test_unknown_ids_and_invalid_inputs_are_not_echoed_unbounded():
+    http = _client()
+    long_id = "x" * 30_000
+    for r in (http.get("/state", params={"episode_id": long_id}),
+              http.get(f"/episodes/{long_id}/truth"), http.delete(f"/episodes/{long_id}")):
+        assert r.status_code == 404 and len(r.content) < 1_000
+    r = http.post("/step", json={"episode_id": long_id, "action": []})
+    assert r.status_code == 422 and len(r.content) < 2_000
+
+
+def test_seed_must_be_a_strict_integer():
+    http = _client()
+    for seed in (True, "7", 1.5, -1):
+        assert http.post("/reset", json={"seed": seed}).status_code == 422
+    env = MemexEnvironment()
+    with pytest.raises(ValueError):
+        env.reset(seed=True)
+
+
+def test_binary_and_deeply_nested_ws_frames_keep_the_session():
+    http = _client()
+    with http.websocket_connect("/ws") as ws:
+        ws.send_text(json.dumps({"type": "reset", "data": {"seed": 2}}))
+        assert ws.receive_json()["type"] == "observation"
+        ws.send_bytes(b"\x00\x01")
+        assert ws.receive_json()["type"] == "error"
+        ws.send_text("[" * 100_000 + "]" * 100_000)
+        assert ws.receive_json()["type"] == "error"
+        ws.send_text(json.dumps({"type": "step", "data": {"tool": "review_alert"}}))
+        assert ws.receive_json()["data"]["observation"]["step"] == 1
+    deep = '{"episode_id": "x", "action": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    r = http.post("/step", content=deep, headers={"content-type": "application/json"})
+    assert r.status_code in (400, 413, 422)
+
+
+def test_bearer_token_guards_every_route_but_health(monkeypatch):
+    monkeypatch.setenv("MEMEX_API_TOKEN", "s3cret")
+    http = _client()
+    assert http.get("/health").status_code == 200
+    for path in ("/info", "/schema", "/episodes/abcd/truth"):
+        assert http.get(path).status_code == 401
+    assert http.post("/reset", json={}).status_code == 401
+    auth = {"Authorization": "Bearer s3cret"}
+    assert http.get("/info", headers=auth).status_code == 200
+    with pytest.raises(Exception), http.websocket_connect("/ws") as ws:  # noqa: B017
+        ws.receive_json()
+    with http.websocket_connect("/ws?access_token=s3cret") as ws:
+        ws.send_text(json.dumps({"type": "reset", "data": {"seed": 2}}))
+        assert ws.receive_json()["type"] == "observation"
+
+
+def test_info_counts_ws_sessions_and_the_truth_endpoint_is_off_by_default():
+    http = _client(reveal_truth_after_done=False)
+    eid = _reset(http)
+    _step(http, eid, CLOSE)
+    assert http.get(f"/episodes/{eid}/truth").status_code == 403
+    with http.websocket_connect("/ws") as ws:
+        ws.send_text(json.dumps({"type": "reset", "data": {"seed": 2}}))
+        ws.receive_json()
+        assert http.get("/info").json()["ws_sessions"] == 1
