@@ -20,6 +20,7 @@ from memex.scenarios.manual import TYPOLOGIES
 from memex.scenarios.truth import GroundTruth
 from memex.server.environment import MemexEnvironment
 from memex.server.tools import TOOL_NAMES
+from memex.testing.json_keys import json_keys
 
 TRUTH_KEYS = set(GroundTruth.model_fields) - {"kind", "decision"}
 TRUTH_WORDS = sorted({*KINDS, *TYPOLOGIES, *(v for s in KINDS.values() for v in s.variants),
@@ -28,12 +29,6 @@ TRUTH_WORDS = sorted({*KINDS, *TYPOLOGIES, *(v for s in KINDS.values() for v in 
 OUTCOMES = {"TP", "TN", "FP", "FN"}
 
 
-def _keys(node) -> set[str]:
-    if isinstance(node, dict):
-        return set(node) | set().union(*(_keys(v) for v in node.values()))
-    if isinstance(node, list):
-        return set().union(*(_keys(v) for v in node)) if node else set()
-    return set()
 
 
 def assert_clean(blob: str, where: str) -> None:
@@ -43,7 +38,7 @@ def assert_clean(blob: str, where: str) -> None:
 
 
 def assert_clean_observation(obs: dict, where: str) -> None:
-    assert not (_keys(obs) & TRUTH_KEYS), (where, _keys(obs) & TRUTH_KEYS)
+    assert not (json_keys(obs) & TRUTH_KEYS), (where, json_keys(obs) & TRUTH_KEYS)
     if not obs.get("done"):
         assert "terminal" not in obs.get("metadata", {}), where
         assert not ({json.dumps(obs.get("metadata", {}))} & OUTCOMES)

@@ -26,6 +26,7 @@ from memex.scenarios.model import PublicCase
 from memex.scenarios.onemdb import build_case
 from memex.scenarios.rules import ALERT_RULES
 from memex.scenarios.truth import GroundTruth
+from memex.testing.json_keys import json_keys
 
 ROOT = Path(__file__).resolve().parents[2]
 ALL_KINDS = list(KINDS)
@@ -171,12 +172,6 @@ def test_every_alert_rule_fires_for_benign_and_suspicious_cases():
 TRUTH_ONLY_KEYS = set(GroundTruth.model_fields) - {"kind"}
 
 
-def _keys(node) -> set[str]:
-    if isinstance(node, dict):
-        return set(node) | set().union(*(_keys(v) for v in node.values()))
-    if isinstance(node, list):
-        return set().union(*(_keys(v) for v in node)) if node else set()
-    return set()
 
 
 def test_public_view_contains_no_ground_truth_field_or_value():
@@ -184,7 +179,7 @@ def test_public_view_contains_no_ground_truth_field_or_value():
     for seed in range(300):
         case = generate(seed, ("easy", "medium", "hard")[seed % 3])
         blob = case.public_json()
-        assert not (_keys(json.loads(blob)) & TRUTH_ONLY_KEYS)
+        assert not (json_keys(json.loads(blob)) & TRUTH_ONLY_KEYS)
         lowered = blob.lower()
         leaked = [w for w in words if w.lower() in lowered]
         assert leaked == [], (seed, leaked)
