@@ -13,7 +13,8 @@ PORT ?= 7860
 # Every dependency, transitive ones included, is pinned by constraints.txt (see `make lock`).
 CONSTRAINTS := -c constraints.txt
 
-.PHONY: run test test-fast lint bench soak lock run-committee committee-baselines baselines clean
+.PHONY: run test test-fast lint bench soak lock run-committee committee-baselines baselines clean \
+	adversary-split adversary-report learn curriculum selfplay
 
 # ---- Python -------------------------------------------------------------------------------
 $(VENV)/.created:
@@ -77,11 +78,12 @@ test-fast: $(VENV)/.all
 # ---- more ---------------------------------------------------------------------------------
 bench: $(VENV)/.agent_os
 	$(PY) benchmarks/bench_generation.py
-	$(PY) benchmarks/bench_env.py
+	$(PY) benchmarks/bench_env.py --report docs/bench_env.md
 	$(PY) benchmarks/bench_agent_os.py
 	$(PY) benchmarks/bench_memory.py
 
-# docs/reliability.md: a bounded load/fault/bad-input run against one server on 127.0.0.1.
+# docs/reliability.md: a bounded load/fault/bad-input run against one server on 127.0.0.1
+# (includes docs/bench_env.md, the throughput table `make bench` writes, when present).
 soak: $(VENV)/.core
 	$(PY) benchmarks/soak.py --episodes 5000 --out docs/reliability.md
 
@@ -91,6 +93,36 @@ baselines: $(VENV)/.all
 		--policies heuristic,oracle,random,always_sar,always_close,all_codes_sar,tool_spam,os_farming,never_decide,memorised_closer,memorised_sar,alert_only,one_lookup \
 		--workers 4 --traces first --out runs/baselines --report docs/baselines.md \
 		--plots-dir docs/baselines --title "Memex baselines on the test split"
+
+# docs/training/results.md: warm start vs GRPO vs an SFT control on held-out test episodes
+# (scripts/learn.py; LEARN_SIZE=full for the issue's size: >= 200 test episodes).
+LEARN_SIZE ?= small
+learn: $(VENV)/.all
+	HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false $(PY) scripts/learn.py --size $(LEARN_SIZE)
+
+# The launderer adversary: regenerate the adversarial test split, then docs/adversary.md's
+# numbers (the split's cases vs the oracle, the test split, the leak audit on the split).
+adversary-split: $(VENV)/.all
+	$(PY) -m memex.adversary build-split --defender heuristic --trials 200 --plans 20 \
+		--seeds-per-plan 3 --out adversary/splits/adversarial_v1.json
+
+adversary-report: $(VENV)/.all
+	$(PY) -m memex.adversary evaluate --defenders heuristic,alert_only,one_lookup,random
+	$(PY) -m memex.adversary audit --seeds-per-entry 3
+	$(PY) -m memex.evaluation.harness --split adversarial --workers 2 --traces none \
+		--policies heuristic,oracle,alert_only,one_lookup,random --out runs/adversarial
+	$(PY) -m memex.evaluation.harness --split test --episodes 2 --workers 2 --traces none \
+		--policies heuristic,oracle,alert_only,one_lookup,random --out runs/test_for_adversary
+
+# docs/curriculum.md: the PLR curve (the levels prioritized level replay samples over updates,
+# against uniform sampling). `make selfplay`: a bounded CPU dry run of self-play (runs/selfplay).
+curriculum: $(VENV)/.all
+	$(PY) -m memex.curriculum.curve --out docs/curriculum.md --plots-dir docs/curriculum
+
+selfplay: $(VENV)/.all
+	rm -rf runs/selfplay
+	HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false $(PY) -m memex.curriculum.selfplay --dry-run \
+		--rounds 2 --out runs/selfplay
 
 run-committee: $(VENV)/.core
 	$(PY) -m memex.committee.server --port $${PORT:-7861}

@@ -20,6 +20,7 @@ from memex.policies.registry import POLICIES
 from memex.scenarios import DIFFICULTIES, KINDS, SPLITS, generate
 from memex.scenarios.ids import ID_PATTERN
 from memex.scenarios.onemdb import CASE_NAME, build_case
+from memex.scenarios.plan import build as build_from_plan
 from memex.server.environment import MemexEnvironment
 from memex.server.tools import TOOLS, prompt_tool_list
 
@@ -154,6 +155,8 @@ class MemexAdapter(EnvAdapter):
         if spec.reset.get("seed") is None:
             return None
         r = spec.reset
+        if r.get("plan") is not None:  # an adversary-made case (`scenarios.plan`)
+            return build_from_plan(r["plan"], int(r["seed"]))
         kwargs = {k: r[k] for k in ("variant", "benign_share") if r.get(k) is not None}
         return generate(int(r["seed"]), r.get("difficulty", "medium"), r.get("kind"), **kwargs)
 

@@ -8,6 +8,9 @@ There is no TRL `environment_factory` class: TRL's tool loop appends every resul
 growing conversation, which defeats the bounded RAM this environment models, so the trainer
 uses its own `rollout_func` over bounded-context prompts (`train_grpo.py`).
 
+`base_url` may list replicas (`"http://h:7860,http://h:7861"`, as `python -m
+memex.openenv_server --replicas 2` serves them): each new client takes the next in turn.
+
 If the connection is lost mid-episode (server restart, dropped socket, idle session reaped),
 the next `step` or `state` raises `EpisodeLostError` rather than returning a fake `done`;
 `reset()` on the same client then starts a new episode.

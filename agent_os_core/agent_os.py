@@ -230,7 +230,8 @@ class AgentOS:
     def __init__(self, env_urls: str | Sequence[str], llm: LLMConfig, concurrency: int = 16,
                  memory: MemoryConfig | None = None, l3: L3Index | None = None,
                  env_timeout_s: float = 60.0):
-        self.env_urls = [env_urls] if isinstance(env_urls, str) else list(env_urls)
+        self.env_urls = [u.strip() for u in env_urls.split(",") if u.strip()] \
+            if isinstance(env_urls, str) else list(env_urls)  # a comma list names replicas
         self.llm_cfg = llm
         self.llm = LLMClient(llm)
         self.concurrency = concurrency

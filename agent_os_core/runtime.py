@@ -93,13 +93,15 @@ class EnvBatch:
     """A fixed set of Memex sessions (sharded over `urls`) stepped together.
 
     Args:
-        urls: one or more Memex server base URLs (replicas).
+        urls: one or more Memex server base URLs (replicas; a list or a comma-separated string).
         sessions: how many sessions to open.
         timeout_s: per-call limit; `max_in_flight`: requests on the wire per server.
     """
 
     def __init__(self, urls: str | Sequence[str], sessions: int, *, timeout_s: float = 60.0,
                  connect_timeout_s: float = 10.0, max_in_flight: int = 64):
+        if isinstance(urls, str):  # "http://h:7860,http://h:7861": one session per replica in turn
+            urls = [u.strip() for u in urls.split(",") if u.strip()]
         self.runtime = Runtime(urls, timeout_s=timeout_s, connect_timeout_s=connect_timeout_s,
                                max_in_flight=max_in_flight)
         try:

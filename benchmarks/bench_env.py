@@ -1,12 +1,13 @@
 """Environment speed from one run: in-process reset/step p50, WebSocket steps/s at 1 and 64
-sessions next to a trivial OpenEnv echo environment served and measured the same way, and
-server memory per live session.
+sessions next to a trivial OpenEnv echo environment served and measured the same way, the
+total of Memex replicas (`--replicas`, one process per core), and server memory per session.
 
-    .venv/bin/python benchmarks/bench_env.py [--rounds 64] [--sessions 1,64]
+    .venv/bin/python benchmarks/bench_env.py [--rounds 64] [--sessions 1,64] [--replicas 0]
 
 Both servers run under uvicorn in subprocesses built by the same `create_env_app`; the same
-asyncio WebSocket client drives both, so the ratio isolates what Memex adds. Goal: Memex
-reaches >= 80% of the echo environment's steps/s.
+asyncio WebSocket client drives both, so the ratio isolates what Memex adds. Targets (issue
+#12, 2 cores): Memex / echo >= 0.6 at 64 sessions through one process; in-process step p50
+<= 100 us. The replicas line spreads the same 64 sessions round-robin over N processes.
 """
 
 from __future__ import annotations
@@ -14,21 +15,28 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
+import sys
 import time
+from pathlib import Path
 
+import httpx
 import psutil
 from tqdm import tqdm
 from websockets.asyncio.client import connect
 
-from memex.envkit.servers import serve
+from memex.envkit.servers import serve, serve_command
 from memex.models import MemexAction
+from memex.openenv_server import replica_urls
 from memex.server.environment import MemexEnvironment
 
 
-def in_process(n: int) -> tuple[float, float]:
+def in_process(n: int) -> tuple[float, float, float]:
+    """Reset p50 (ms), step p50 (ms) in wall time, and step p50 (ms) in this thread's CPU time
+    (what a step costs, whatever else the machine is running)."""
     env = MemexEnvironment()
-    resets, steps = [], []
+    resets, steps, cpu = [], [], []
     for seed in tqdm(range(n), desc="in-process", leave=False):
         t = time.perf_counter()
         obs = env.reset(seed=seed, difficulty="medium")
@@ -38,20 +46,24 @@ def in_process(n: int) -> tuple[float, float]:
         for action in (MemexAction(tool="get_customer_profile", arguments={"entity_id": subject}),
                        MemexAction(tool="query_transactions", arguments={"account_id": acct}),
                        MemexAction(tool="search_compliance_manual", arguments={"query": "cash"})):
-            t = time.perf_counter()
+            c, t = time.thread_time(), time.perf_counter()
             env.step(action)
             steps.append(time.perf_counter() - t)
-    return statistics.median(resets) * 1e3, statistics.median(steps) * 1e3
+            cpu.append(time.thread_time() - c)
+    return (statistics.median(resets) * 1e3, statistics.median(steps) * 1e3,
+            statistics.median(cpu) * 1e3)
 
 
 STEPS_PER_EPISODE = 30  # below the smallest step budget, so every step is a real tool call
 
 
-async def ws_rate(url: str, sessions: int, rounds: int, make_action) -> float:
+async def ws_rate(url: str | list[str], sessions: int, rounds: int, make_action) -> float:
     """Steps/s over `rounds` rounds; in each round every session resets (untimed), then all
-    sessions take STEPS_PER_EPISODE steps concurrently (timed)."""
-    conns = [await connect(url.replace("http", "ws") + "/ws", max_size=None)
-             for _ in range(sessions)]
+    sessions take STEPS_PER_EPISODE steps concurrently (timed). Several URLs (replicas): the
+    sessions go to them in turn."""
+    urls = [url] if isinstance(url, str) else url
+    conns = [await connect(urls[i % len(urls)].replace("http", "ws") + "/ws", max_size=None)
+             for i in range(sessions)]
 
     async def reset(ws, seed):
         await ws.send(json.dumps({"type": "reset", "data": {"seed": seed,
@@ -110,26 +122,73 @@ def memory_per_session(url: str, pid: int, n: int) -> float:
     return asyncio.run(run())
 
 
+def _wait_healthy(urls: list[str], timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    for url in urls:
+        while True:
+            try:
+                if httpx.get(url + "/health", timeout=2).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"replica {url} did not become healthy")
+            time.sleep(0.2)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--rounds", type=int, default=64,
                    help="episodes per session count (divided by the session count, min 2)")
     p.add_argument("--sessions", default="1,64")
     p.add_argument("--episodes", type=int, default=200, help="in-process resets")
+    p.add_argument("--report", default=None,
+                   help="also write the results here as markdown (soak.py includes the file)")
+    p.add_argument("--replicas", type=int, default=0,
+                   help="Memex processes for the replicas line (0: one per core; 1: skip it)")
     args = p.parse_args()
-    reset_ms, step_ms = in_process(args.episodes)
-    print(f"in-process: reset p50 {reset_ms:.2f} ms, step p50 {step_ms:.3f} ms")
+    lines: list[str] = []
+
+    def out(line: str) -> None:
+        print(line, flush=True)
+        lines.append(line)
+
+    reset_ms, step_ms, step_cpu_ms = in_process(args.episodes)
+    out(f"in-process: reset p50 {reset_ms:.2f} ms, step p50 {step_ms * 1e3:.0f} us wall, "
+        f"{step_cpu_ms * 1e3:.0f} us CPU (target <= 100 us)")
     counts = [int(x) for x in args.sessions.split(",")]
-    with serve("memex.openenv_server", "--log-level", "warning") as memex, \
-            serve("memex.testing.echo_server") as echo:
-        print(f"{'sessions':>8} {'memex steps/s':>14} {'echo steps/s':>13} {'memex/echo':>10}")
+    rates: dict[int, tuple[float, float]] = {}
+    with serve("memex.openenv_server", "--log-level", "warning", timeout_s=600) as memex, \
+            serve("memex.testing.echo_server", timeout_s=600) as echo:
+        out(f"{'sessions':>8} {'memex steps/s':>14} {'echo steps/s':>13} {'memex/echo':>10}")
         for n in counts:
             rounds = max(2, args.rounds // n)
             m = asyncio.run(ws_rate(memex.url, n, rounds, memex_action))
             e = asyncio.run(ws_rate(echo.url, n, rounds, echo_action))
-            print(f"{n:>8} {m:>14.0f} {e:>13.0f} {m / e:>10.2f}")
+            rates[n] = (m, e)
+            out(f"{n:>8} {m:>14.0f} {e:>13.0f} {m / e:>10.2f}"
+                + ("   (target >= 0.6 at 64)" if n == 64 else ""))
         per = memory_per_session(memex.url, memex.process.pid, 64)
-        print(f"server memory per live hard-difficulty session: {per / 1024:.0f} KiB")
+        out(f"server memory per live hard-difficulty session: {per / 1024:.0f} KiB")
+    replicas = args.replicas or len(os.sched_getaffinity(0))
+    if replicas > 1:
+        n = max(counts)
+        argv = [sys.executable, "-m", "memex.openenv_server", "--port", "{port}",
+                "--replicas", str(replicas), "--log-level", "warning"]
+        with serve_command(argv, name="replicas", timeout_s=600) as first:
+            urls = replica_urls("127.0.0.1", first.port, replicas)
+            _wait_healthy(urls, timeout_s=600)
+            total = asyncio.run(ws_rate(urls, n, max(2, args.rounds // n), memex_action))
+        m, e = rates[n]
+        out(f"{replicas} replicas, {n} sessions: {total:.0f} steps/s in total = "
+            f"{total / m:.2f} x one process, {total / e:.2f} x the echo env")
+
+    if args.report:
+        Path(args.report).write_text(
+            f"Run {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on "
+            f"{len(os.sched_getaffinity(0))} cores (load average at the end "
+            f"{os.getloadavg()[0]:.1f}): `benchmarks/bench_env.py "
+            f"{' '.join(sys.argv[1:])}`\n\n```\n" + "\n".join(lines) + "\n```\n")
 
 
 if __name__ == "__main__":

@@ -3,8 +3,10 @@ count and time, 127.0.0.1 only. Writes docs/reliability.md with the figures.
 
 Phases: capacity (many finished episodes through a small pool, then a full pool), huge and
 malformed inputs, concurrent steps on one episode, idle reaping of a WebSocket session, a
-server restart (recovery time, the typed client's honest error), and a timed soak of N HTTP
-episodes from concurrent clients with the server's RSS sampled at start, middle and end.
+server restart (recovery time, the typed client's honest error), slow steps next to fast ones
+(large legal inputs run off the event loop), and a timed soak of N HTTP episodes from
+concurrent clients with the server's RSS sampled throughout (plotted). The throughput table
+of `benchmarks/bench_env.py --report docs/bench_env.md` is included when that file exists.
 
     python benchmarks/soak.py --episodes 5000 --out docs/reliability.md
 """
@@ -14,8 +16,10 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -56,7 +60,7 @@ def start_server(port: int, env: dict[str, str]) -> tuple[subprocess.Popen, floa
                              "--port", str(port), "--log-level", "warning"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             env={**os.environ, **env})
-    deadline = time.monotonic() + 90
+    deadline = time.monotonic() + 600  # a loaded shared machine boots slowly
     while time.monotonic() < deadline:
         try:
             if httpx.get(f"http://{HOST}:{port}/health", timeout=1).status_code == 200:
@@ -156,7 +160,8 @@ def phase_concurrent_steps(url: str, stats: Stats, threads: int = 8, each: int =
     with ThreadPoolExecutor(threads) as pool:
         list(pool.map(worker, range(threads)))
     with httpx.Client(base_url=url, timeout=30) as http:
-        steps = http.get("/state", params={"episode_id": eid}).json()["step_count"]
+        state = stats.record(http.get("/state", params={"episode_id": eid}))
+        steps = state.json().get("step_count", f"HTTP {state.status_code}: {state.text[:80]}")
         stats.record(http.delete(f"/episodes/{eid}"))
     return {"requests": threads * each, "step_count": steps}
 
@@ -201,10 +206,72 @@ def phase_restart(port: int, env: dict[str, str],
             "first_reset_after_restart_ms": round(reset_s * 1000, 1)}, proc
 
 
-def phase_soak(url: str, pid: int, stats: Stats, episodes: int, workers: int) -> dict:
-    samples = {"start": rss_mb(pid)}
+def phase_slow_steps(url: str, stats: Stats, n: int = 200) -> dict:
+    """A client's step latency alone, then while another client sends the largest legal inputs
+    (2,000-character manual queries and case notes): those run in a worker thread, so the
+    event loop keeps serving the small client."""
+    heavy_actions = [{"tool": "search_compliance_manual",
+                      "arguments": {"query": "cash structuring deposits layering " * 57}},
+                     {"tool": "write_to_case_file", "arguments": {"note": "n" * 2000}}]
+
+    def small_latencies() -> list[float]:
+        with httpx.Client(base_url=url, timeout=60) as http:
+            eid = stats.record(http.post("/reset", json={"seed": 5})).json()["episode_id"]
+            out = []
+            for _ in range(n):
+                t0 = time.perf_counter()
+                stats.record(http.post("/step", json={"episode_id": eid,
+                                                      "action": {"tool": "review_alert"}}))
+                out.append((time.perf_counter() - t0) * 1000)
+                if len(out) % 40 == 0:  # stay under the step budget
+                    stats.record(http.delete(f"/episodes/{eid}"))
+                    eid = stats.record(http.post("/reset", json={"seed": 5})
+                                       ).json()["episode_id"]
+            stats.record(http.delete(f"/episodes/{eid}"))
+        return out
+
+    alone = small_latencies()
+    stop, heavy, codes = threading.Event(), [], Counter()
+
+    def hammer():
+        with httpx.Client(base_url=url, timeout=60) as http:
+            eid = stats.record(http.post("/reset", json={"seed": 6})).json()["episode_id"]
+            while not stop.is_set():
+                t0 = time.perf_counter()
+                r = stats.record(http.post("/step", json={
+                    "episode_id": eid, "action": heavy_actions[len(heavy) % 2]}))
+                heavy.append((time.perf_counter() - t0) * 1000)
+                body = r.json()
+                error = (body.get("observation") or {}).get("error") or {}
+                codes[error.get("code", "ok")] += 1
+                if body.get("done") or error.get("code") == "disk_full" or len(heavy) % 30 == 0:
+                    stats.record(http.delete(f"/episodes/{eid}"))
+                    eid = stats.record(http.post("/reset", json={"seed": 6})
+                                       ).json()["episode_id"]
+
+    thread = threading.Thread(target=hammer)
+    thread.start()
+    busy = small_latencies()
+    stop.set()
+    thread.join()
+
+    def summary(ms: list[float]) -> dict:
+        return {"p50_ms": round(statistics.median(ms), 1), "max_ms": round(max(ms), 1)}
+    return {"alone": summary(alone), "next_to_heavy": summary(busy), "heavy": summary(heavy),
+            "heavy_steps": len(heavy), "heavy_codes": dict(codes)}
+
+
+SOAK_SAMPLES = 20  # RSS samples over the timed soak
+WARM_UP = 0.1      # the share of episodes before the "start" sample
+
+
+def phase_soak(url: str, pid: int, stats: Stats, episodes: int, workers: int,
+               plot: Path | None = None) -> dict:
+    cold = rss_mb(pid)
     t0 = time.perf_counter()
-    half = episodes // 2
+    marks = sorted({int(episodes * WARM_UP)} | {episodes * i // SOAK_SAMPLES
+                                                 for i in range(1, SOAK_SAMPLES + 1)})
+    series: list[tuple[int, float]] = [(0, cold)]
 
     def run(seeds):
         def worker(chunk):
@@ -214,14 +281,39 @@ def phase_soak(url: str, pid: int, stats: Stats, episodes: int, workers: int) ->
         chunks = [seeds[i::workers] for i in range(workers)]
         with ThreadPoolExecutor(workers) as pool:
             list(pool.map(worker, chunks))
-    run(list(range(half)))
-    samples["middle"] = rss_mb(pid)
-    run(list(range(half, episodes)))
-    samples["end"] = rss_mb(pid)
+    done = 0
+    for mark in marks:
+        run(list(range(done, mark)))
+        done = mark
+        series.append((done, rss_mb(pid)))
     wall = time.perf_counter() - t0
+    at = dict(series)
+    start, middle, end = (at[int(episodes * WARM_UP)], at[min(at, key=lambda k: abs(
+        k - episodes // 2))], at[episodes])
+    if plot is not None:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots(figsize=(7, 3.2))
+        ax.plot([e for e, _ in series], [m for _, m in series], marker="o")
+        ax.axvline(episodes * WARM_UP, color="grey", linestyle=":", label="warm-up ends")
+        ax.set_xlabel("episodes finished")
+        ax.set_ylabel("server RSS (MB)")
+        ax.set_ylim(0, max(m for _, m in series) * 1.15)
+        ax.set_title(f"Server memory over a {episodes}-episode soak")
+        ax.legend(loc="lower right")
+        fig.tight_layout()
+        plot.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(plot, dpi=110)
+        plt.close(fig)
     return {"episodes": episodes, "workers": workers, "wall_s": round(wall, 1),
             "requests_per_s": round(episodes * 4 / wall, 1),
-            "rss_mb": {k: round(v, 1) for k, v in samples.items()}}
+            "rss_mb": {"cold": round(cold, 1), "start": round(start, 1),
+                       "middle": round(middle, 1), "end": round(end, 1)},
+            "drift_pct": round((end - start) / start * 100, 1),
+            "series": [(e, round(m, 1)) for e, m in series]}
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -229,7 +321,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--episodes", type=int, default=5000)
     p.add_argument("--workers", type=int, default=8)
     p.add_argument("--pool", type=int, default=32, help="MEMEX_MAX_SESSIONS for the run")
-    p.add_argument("--idle-s", type=float, default=2.0, help="MEMEX_SESSION_TIMEOUT_S")
+    p.add_argument("--idle-s", type=float, default=10.0,
+                   help="MEMEX_SESSION_TIMEOUT_S (short, so reaping shows; long enough that a "
+                        "busy shared machine does not expire episodes between requests)")
     p.add_argument("--out", default="docs/reliability.md")
     args = p.parse_args(argv)
     port = free_port()
@@ -250,20 +344,24 @@ def main(argv: list[str] | None = None) -> None:
         # (2 s would expire episodes whose next request waits behind 8 busy clients).
         restart, proc = phase_restart(port, {**env, "MEMEX_SESSION_TIMEOUT_S": "60"}, proc)
         print("restart", restart, flush=True)
-        soak = phase_soak(url, proc.pid, stats, args.episodes, args.workers)
+        slow = phase_slow_steps(url, stats)
+        print("slow steps", slow, flush=True)
+        plot = Path(args.out).with_name("reliability_rss.png")
+        soak = phase_soak(url, proc.pid, stats, args.episodes, args.workers, plot)
         print("soak", soak, flush=True)
         alive = httpx.get(url + "/health", timeout=5).status_code == 200
     finally:
         proc.terminate()
         proc.wait(timeout=10)
     write_report(Path(args.out), args, boot_s, stats, capacity, inputs, concurrent, ws,
-                 restart, soak, alive)
+                 restart, slow, soak, alive)
     print(f"wrote {args.out}: {stats.sent} requests, {stats.server_errors} 5xx")
 
 
-def write_report(path, args, boot_s, stats, capacity, inputs, concurrent, ws, restart, soak,
-                 alive) -> None:
+def write_report(path, args, boot_s, stats, capacity, inputs, concurrent, ws, restart, slow,
+                 soak, alive) -> None:
     rss = soak["rss_mb"]
+    bench = path.with_name("bench_env.md")
     codes = ", ".join(f"{c}: {n}" for c, n in sorted(stats.codes.items()))
     lines = [
         "# Reliability: load, faults and bad inputs on loopback",
@@ -320,8 +418,29 @@ def write_report(path, args, boot_s, stats, capacity, inputs, concurrent, ws, re
         f"concurrent clients in {soak['wall_s']} s ({soak['requests_per_s']} requests/s; the "
         "restarted server, session timeout 60 s, pool "
         f"{args.pool} — every episode ends, so the pool never fills).",
-        f"- server RSS: start {rss['start']} MB, middle {rss['middle']} MB, end {rss['end']} MB.",
+        f"- server RSS after the warm-up ({int(WARM_UP * 100)}% of the episodes): start "
+        f"**{rss['start']} MB**, middle **{rss['middle']} MB**, end **{rss['end']} MB** — "
+        f"drift {soak['drift_pct']:+.1f}% start to end (before the warm-up, fresh from the "
+        f"restart: {rss['cold']} MB).",
         "",
+        f"![Server RSS over the soak]({path.with_name('reliability_rss.png').name})",
+        "",
+        "## Slow steps do not freeze other sessions",
+        "",
+        "Large legal inputs (2,000-character manual queries and case-file notes) run in a "
+        "worker thread under the per-step deadline (`MEMEX_STEP_DEADLINE_S`, 2 s); small ones "
+        "on the event loop.",
+        "",
+        "| | p50 ms | max ms |",
+        "|---|---:|---:|",
+        f"| a small client's step, alone | {slow['alone']['p50_ms']} | {slow['alone']['max_ms']} |",
+        f"| the same, next to a client sending large inputs | {slow['next_to_heavy']['p50_ms']} "
+        f"| {slow['next_to_heavy']['max_ms']} |",
+        f"| the large-input steps ({slow['heavy_steps']}; outcomes {slow['heavy_codes']}) "
+        f"| {slow['heavy']['p50_ms']} | {slow['heavy']['max_ms']} |",
+        "",
+        *(["## Throughput (`benchmarks/bench_env.py`, its own run)", "",
+           *bench.read_text().splitlines(), ""] if bench.exists() else []),
         "## Before (issue #12's measurements, old code)",
         "",
         "256 finished episodes locked the HTTP pool for 15 minutes (503, no Retry-After); a "
@@ -332,15 +451,51 @@ def write_report(path, args, boot_s, stats, capacity, inputs, concurrent, ws, re
         "reported a fake `done` after a reconnect. Each is now a test in "
         "`tests/integration/test_reliability.py` that fails on the old code.",
         "",
-        "## Not done (issue #12)",
+        "## Where a step's time goes (cProfile, this machine)",
         "",
-        "- Replicas (`--replicas N`, clients spreading sessions) and the throughput targets "
-        "(Memex ÷ echo at 64 sessions, in-process step p50) were not implemented or measured.",
-        "- Tool work still runs on the event loop: bounded arguments (2,000 characters, 64 "
-        "items, 200 for a watchlist name) keep a step's worst case to milliseconds, but there "
-        "is no per-step deadline.",
-        "- With `MEMEX_API_TOKEN` set, the Glass Box cannot yet send the token (its page and "
-        "API calls get 401); the API, `/ws` and the truth endpoint are guarded.",
+        "- Server under 64 WebSocket sessions (`bench_env.py`'s client in another process; "
+        "36.8 s profiled, load average ~12): the kernel's `socket.send` on loopback 42%, "
+        "Memex's `step` 12% (of which the tool ~2%, finding revealed IDs (one JSON dump + one "
+        "regex) ~2.5%, the views ~2%), Pydantic validation 4% (the WS envelope, the action, "
+        "the tool's argument model, the observation), Pydantic serialisation 3%, world "
+        "generation on reset 3%, the event loop's `epoll` 3.5%. The echo environment pays the "
+        "same per-message framework cost with 40-byte replies; Memex's are ~10 KB (two RAM "
+        "pages, the kernel's manual sections, disk notes), and their size — observable "
+        "behaviour, kept byte-identical — is most of the gap at 64 sessions.",
+        "- In process, one `get_customer_profile` step: Memex's own bookkeeping 16%, the "
+        "context views 21% (profiled with `model_construct`, since dropped: see below), "
+        "Pydantic validation 14% and serialisation 10%, JSON 12%, the tool itself 14%.",
+        "- Changed: the manual search is memoised (BM25 over a fixed manual is a pure function "
+        "of the query; `bm25s.tokenize` cost more than the rest of that step): in-process step "
+        "p50 650 → 430 us in one A/B run (the median step was the search); ordinary WebSocket "
+        "frames (short ASCII JSON objects without `\\u` escapes) skip the guard's re-parse. "
+        "Tried and dropped: `model_construct` for the views (slower than validation in "
+        "Pydantic 2: 22.9 vs 11.8 us for a `ContextView`). `tests/unit/test_step_fast_paths.py` "
+        "pins the cached search byte-identical to the uncached one.",
+        "",
+        "## Reading the throughput table",
+        "",
+        "- Targets (issue #12, 2 cores): Memex ÷ echo ≥ 0.6 at 64 sessions through one "
+        "process; in-process step p50 ≤ 100 us; replicas report their total. The table is one "
+        "run on a machine other jobs may share (its load average is in the table's first "
+        "line), and load inflates CPU time too; the remaining per-step cost is listed above — "
+        "loopback sends of ~10 KB observations, Pydantic, the step's own bookkeeping — and "
+        "replicas add throughput only where cores are idle.",
+        "",
+        "## Replicas, deadline, token (issue #12, second part)",
+        "",
+        "- `python -m memex.openenv_server --replicas N` serves N processes on consecutive "
+        "ports (N=0: one per core) and stops them together; the typed client, the harness "
+        "(`--env-url` comma list) and the AgentOS runtime put each new session on the next "
+        "replica (`tests/integration/test_replicas.py`: sessions land on both of two replicas "
+        "and play complete, scored episodes).",
+        "- A read-only tool call past the per-step deadline gets a typed `deadline_exceeded` "
+        "error (the step counts; nothing of the result is kept; the episode goes on); large "
+        "inputs run in a worker thread (table above).",
+        "- With `MEMEX_API_TOKEN` set the Glass Box asks for the token (or takes `?token=`), "
+        "keeps it in `sessionStorage` and sends `Authorization: Bearer` on every call; its page "
+        "and assets are served without it (`tests/e2e/test_glass_box.py` runs it against a "
+        "server with a token).",
         "",
     ]
     path.write_text("\n".join(lines))

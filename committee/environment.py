@@ -41,8 +41,8 @@ Episode end
 
 Reset arguments
     `task` (one of `tasks.TASK_NAMES`, default `guided_allocation`) and `seed` (`None` plays
-    the task's canonical instance; seeds select variants, split into train/validation/test
-    ranges by `tasks.SPLITS`).
+    the task's canonical instance, the first train seed — never a test seed; seeds select
+    variants, split into train/validation/test ranges by `tasks.SPLITS`).
 """
 
 from __future__ import annotations

@@ -46,7 +46,9 @@ TaskName = Literal[TASK_NAMES]  # type: ignore[valid-type]
 class CommitteeResetRequest(ResetFields):
     task: TaskName = Field(default="guided_allocation", description="One of the four tasks.")
     seed: int | None = Field(default=None, ge=0, description="Variant seed; omit for the "
-                                                             "task's canonical instance.")
+                                                             "task's canonical instance (the "
+                                                             "first train seed, never a test "
+                                                             "seed).")
 
 
 def create_committee_app(max_sessions: int | None = None,

@@ -3,8 +3,9 @@
 Each task fixes the conflict it poses (regime script, research quality and bias, starting book,
 mandate and its revisions); the seed draws the details (when the regime turns, asset tilts,
 every return, research noise). `seed=None` plays the task's canonical instance, which is the
-first test seed. `generate(task, seed)` is a pure function: the same `(task, seed)` gives the
-same `World`, whatever the agent does.
+first *train* seed: a seedless reset never plays a public test (or validation) world.
+`generate(task, seed)` is a pure function: the same `(task, seed)` gives the same `World`,
+whatever the agent does.
 
 Each `TaskSpec` states the conflict it poses and what good behaviour looks like
 (`conflict`, `good_behaviour`; served at `GET /tasks` and tabled in `committee/README.md`):
@@ -37,7 +38,7 @@ SPLITS: dict[str, range] = {
     "validation": range(1_000_000, 1_100_000),
     "test": range(1_100_000, 1_200_000),
 }
-CANONICAL_SEED = SPLITS["test"].start
+CANONICAL_SEED = SPLITS["train"].start  # never a test seed (issue #16)
 
 RegimeScript = Callable[[random.Random, int], list[str]]
 

@@ -3,8 +3,9 @@ agent and the demo need to know about an OpenEnv environment.
 
 `train_grpo.py`, `inference.py`, `evaluation.harness` and `evaluation.demo` take `--env NAME`;
 `get_adapter(NAME)` returns an `EnvAdapter`. Registered names resolve lazily by import path, so
-this module imports no environment: `memex` (the AML investigation, `memex.adapter:ADAPTER`) and
-`committee` (the investment committee, `memex.committee.adapter:ADAPTER`). Any other adapter is
+this module imports no environment: `memex` (the AML investigation, `memex.adapter:ADAPTER`),
+`committee` (the investment committee, `memex.committee.adapter:ADAPTER`) and `launderer` (the
+adversary that designs AML cases, `memex.adversary.adapter:ADAPTER`). Any other adapter is
 reachable as `--env package.module:ATTRIBUTE`.
 
 An adapter says, in one place per concept:
@@ -72,6 +73,7 @@ from memex.envkit.traces import Trace
 _REGISTRY: dict[str, str] = {
     "memex": "memex.adapter:ADAPTER",
     "committee": "memex.committee.adapter:ADAPTER",
+    "launderer": "memex.adversary.adapter:ADAPTER",
 }
 
 

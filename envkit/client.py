@@ -7,16 +7,47 @@ whose next step the server answers with a `no_episode` error marked done. A trai
 record that as a terminal reward of 0. `TypedEnvClient` instead raises `EpisodeLostError` on
 the first `step` or `state` after such a reconnect, and whenever the server says it holds no
 episode; the client itself stays usable, and `reset()` starts a new episode.
+
+Replicas: `base_url` may name several servers (a comma-separated string or a list, e.g. the
+ports `python -m memex.openenv_server --replicas N` serves). Each new client — one session —
+goes to the next of them in turn (round-robin per set of URLs, shared by the whole process)
+and stays there: `client.replica` is the one it uses.
 """
 
 from __future__ import annotations
 
+import itertools
+import threading
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from openenv.core import EnvClient
 from openenv.core.client_types import StepResult
 from openenv.core.env_server.types import Action, Observation, State
 from websockets.exceptions import ConnectionClosed
+
+
+def split_urls(urls: str | Sequence[str]) -> list[str]:
+    """Server base URLs from a comma-separated string or a sequence (blanks dropped)."""
+    items = urls.split(",") if isinstance(urls, str) else list(urls)
+    out = [u.strip().rstrip("/") for u in items if u and u.strip()]
+    if not out:
+        raise ValueError("no server URL given")
+    return out
+
+
+_rotations: dict[tuple[str, ...], Iterator[str]] = {}
+_rotations_lock = threading.Lock()
+
+
+def next_replica(urls: str | Sequence[str]) -> str:
+    """The replica the next new session should use: round-robin over `urls`, process-wide."""
+    key = tuple(split_urls(urls))
+    if len(key) == 1:
+        return key[0]
+    with _rotations_lock:
+        rotation = _rotations.setdefault(key, itertools.cycle(key))
+        return next(rotation)
 
 
 class EpisodeLostError(ConnectionError):
@@ -33,6 +64,12 @@ class TypedEnvClient(EnvClient):
     state_cls: type[State]
     _episode_socket: Any = None   # the socket whose session holds our episode
     _episode_lost: str | None = None
+
+    def __init__(self, base_url: str | Sequence[str] | None = None, *args: Any, **kwargs: Any):
+        """`base_url`: one server, or several replicas (comma-separated or a list) of which
+        this client's session takes the next in turn."""
+        self.replica = next_replica(base_url) if base_url else None
+        super().__init__(self.replica, *args, **kwargs)
 
     async def _send_and_receive(self, message: dict[str, Any]) -> dict[str, Any]:
         kind = message.get("type")

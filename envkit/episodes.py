@@ -4,11 +4,13 @@ A `Session` runs one episode at a time on one environment instance, in process
 (`LocalSession`) or over a WebSocket (`RemoteSession`). An `EpisodeSpec` is one cell of an
 evaluation or training grid; `play` runs a `Policy` over a session and returns an `Episode`
 record that every consumer (harness, trainer, inference agent, demo, reports) measures, logs and
-traces the same way.
+traces the same way. A remote session whose server fails (unreachable, the connection and the
+episode with it lost, an error answer) raises `EnvSessionError`, one line for the user.
 """
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -57,24 +59,45 @@ class LocalSession:
         self.env.close()
 
 
+class EnvSessionError(ConnectionError):
+    """The environment server failed a session's request: unreachable, the connection lost
+    (and the episode with it: `envkit.client.EpisodeLostError`), or an error answer. The
+    message is one line for the user."""
+
+
+# What the typed client raises when its server fails: ConnectionError (refused, lost episode),
+# TimeoutError (no answer in time), RuntimeError ("Server error: ..." frames).
+_CLIENT_FAILURES = (OSError, RuntimeError)
+
+
 class RemoteSession:
-    """A WebSocket session (`/ws`) on a running server, through the environment's typed client."""
+    """A WebSocket session (`/ws`) on a running server, through the environment's typed client;
+    a server failure raises `EnvSessionError`."""
 
     def __init__(self, client_cls: type, base_url: str):
+        self.base_url = base_url
         self._client = client_cls(base_url=base_url).sync()
-        self._client.connect()
+        self._call(self._client.connect)
+
+    def _call(self, method: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(*args, **kwargs)
+        except _CLIENT_FAILURES as exc:
+            raise EnvSessionError(f"environment server {self.base_url}: "
+                                  f"{' '.join(str(exc).split())[:300]}") from exc
 
     def reset(self, **options: Any) -> Any:
-        return self._client.reset(**options).observation
+        return self._call(self._client.reset, **options).observation
 
     def step(self, action: Any) -> Any:
-        return self._client.step(action).observation
+        return self._call(self._client.step, action).observation
 
     def state(self) -> Any:
-        return self._client.state()
+        return self._call(self._client.state)
 
     def close(self) -> None:
-        self._client.close()
+        with contextlib.suppress(*_CLIENT_FAILURES):  # a dead server has nothing to close
+            self._client.close()
 
 
 # ---- episodes ---------------------------------------------------------------------------------
@@ -120,7 +143,8 @@ class Episode:
     wall_s: float = 0.0
     notes: dict[str, Any] = field(default_factory=dict)
     replies: list[Any] = field(default_factory=list)  # per action: the policy's `last_reply`
-    error: str | None = None  # why the policy stopped early (`PolicyFailure`), else None
+    error: str | None = None  # why the episode stopped early, else None
+    error_source: str | None = None  # "policy" (`PolicyFailure`) or "environment" (server)
 
     @property
     def final(self) -> Any:
@@ -149,8 +173,10 @@ def play(session: Session, policy: Policy, spec: EpisodeSpec, *, case: Any = Non
     """Run `policy` for one episode of `spec` on `session` (until done, or `max_steps`): the one
     episode loop of the project. `case` is the hidden world, shown to the policy only if it
     `needs_case` and kept on the record; `EnvAdapter.play` regenerates it from the spec. A policy
-    that raises `PolicyFailure` ends the episode early with `episode.error` set; a policy with a
-    `last_reply` attribute (the LLM policy) has it recorded per step in `episode.replies`."""
+    that raises `PolicyFailure`, or a session that raises `EnvSessionError` after the reset,
+    ends the episode early with `episode.error` and `episode.error_source` set (a failed reset
+    raises: no episode started); a policy with a `last_reply` attribute (the LLM policy) has it
+    recorded per step in `episode.replies`."""
     start = time.perf_counter()
     obs = session.reset(**spec.reset)
     episode = Episode(spec, policy.name, [obs], case=case)
@@ -159,14 +185,22 @@ def play(session: Session, policy: Policy, spec: EpisodeSpec, *, case: Any = Non
         try:
             action = policy.act(obs)
         except PolicyFailure as exc:
-            episode.error = str(exc)
+            episode.error, episode.error_source = str(exc), "policy"
             break
-        obs = session.step(action)
+        try:
+            obs = session.step(action)
+        except EnvSessionError as exc:
+            episode.error, episode.error_source = str(exc), "environment"
+            break
         episode.actions.append(action)
         episode.observations.append(obs)
         episode.replies.append(getattr(policy, "last_reply", None))
         if on_step is not None:
             on_step(episode)
-    episode.state = session.state()
+    try:
+        episode.state = session.state()
+    except EnvSessionError as exc:
+        if episode.error is None:
+            episode.error, episode.error_source = str(exc), "environment"
     episode.wall_s = time.perf_counter() - start
     return episode

@@ -1,6 +1,6 @@
 """Bounds and guards that keep a shared server up: a request-body limit, WebSocket frames
-checked before OpenEnv's session loop sees them, and separate bounded pools for WebSocket and
-HTTP-MCP sessions.
+checked before OpenEnv's session loop sees them, separate bounded pools for WebSocket and
+HTTP-MCP sessions, and steps with large arguments run off the event loop under a deadline.
 
 OpenEnv's `/ws` loop drops a session on a binary frame, a non-object or 100k-deep JSON message,
 and keeps serving a socket whose session its idle reaper has already destroyed (the session
@@ -16,9 +16,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import functools
 import hmac
 import json
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs
@@ -27,6 +30,10 @@ from fastapi import HTTPException
 from openenv.core.env_server.exceptions import SessionCapacityError
 
 DEFAULT_MAX_BODY_BYTES = 256 * 1024
+# A read-only tool call that runs longer than this gets a typed `deadline_exceeded` error.
+DEFAULT_STEP_DEADLINE_S = 2.0
+# Actions whose arguments hold more characters than this run in a worker thread (`run_step`).
+OFF_LOOP_ARG_CHARS = 256
 # Longest id shown back in an error message (ids we issue are 16 hex digits).
 MAX_ID_CHARS = 64
 WS_IDLE_CLOSE_CODE = 4001
@@ -50,17 +57,50 @@ def encodable(obj: Any) -> bool:
     return True
 
 
+_STEP_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="env-step")
+
+
+def argument_chars(value: Any) -> int:
+    """Characters of text (and items) in an action's arguments: what a tool's work scales with."""
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, dict):
+        return sum(len(k) + argument_chars(v) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return len(value) + sum(argument_chars(v) for v in value)
+    return 1
+
+
+async def run_step(step: Callable[..., Any], action: Any, deadline_s: float | None) -> Any:
+    """`step(action, timeout_s=deadline_s)` for an async server. A step with small arguments
+    costs less than a thread hop and runs on the event loop; one with large arguments (more
+    than `OFF_LOOP_ARG_CHARS` characters) runs in a worker thread, so the loop keeps serving
+    every other session meanwhile. `deadline_s` is passed to the environment, which answers
+    a read-only call that ran past it with a typed `deadline_exceeded` error."""
+    if argument_chars(getattr(action, "arguments", None) or {}) <= OFF_LOOP_ARG_CHARS:
+        return step(action, timeout_s=deadline_s)
+    return await asyncio.get_running_loop().run_in_executor(
+        _STEP_POOL, functools.partial(step, action, timeout_s=deadline_s))
+
+
 class BearerAuth:
     """ASGI middleware: with a token set (`MEMEX_API_TOKEN`), every HTTP route and `/ws` needs
-    `Authorization: Bearer <token>` (or `?access_token=<token>`, for browsers' WebSockets);
-    only `/health` stays open, for container health checks. Otherwise 401 (HTTP) or a close
-    with code 4401 before the socket is accepted."""
+    `Authorization: Bearer <token>` (or `?access_token=<token>`, for browsers' WebSockets).
+    Open without it: `/health` (container health checks) and the Glass Box's page and static
+    assets (`GET /`, `/assets/...`: code, no data — the page then sends the token on every API
+    call). Otherwise 401 (HTTP) or a close with code 4401 before the socket is accepted."""
 
     OPEN_PATHS = frozenset({"/health"})
+    OPEN_PAGES = frozenset({"/"})  # GET/HEAD only
+    OPEN_PREFIX = "/assets/"
 
     def __init__(self, app, token: str):
         self.app = app
         self.token = token.encode()
+
+    def _static(self, scope) -> bool:
+        return scope["type"] == "http" and scope.get("method") in ("GET", "HEAD") and (
+            scope["path"] in self.OPEN_PAGES or scope["path"].startswith(self.OPEN_PREFIX))
 
     def _authorised(self, scope) -> bool:
         header = dict(scope.get("headers") or ()).get(b"authorization", b"")
@@ -72,7 +112,7 @@ class BearerAuth:
 
     async def __call__(self, scope, receive, send):
         if scope["type"] not in ("http", "websocket") or scope["path"] in self.OPEN_PATHS \
-                or self._authorised(scope):
+                or self._static(scope) or self._authorised(scope):
             return await self.app(scope, receive, send)
         if scope["type"] == "websocket":
             return await send({"type": "websocket.close", "code": 4401,
@@ -137,6 +177,8 @@ class _Connection:
 
 def _rewrite(text: str) -> str | None:
     """A replacement for a text frame OpenEnv's loop cannot survive, or None if it is fine."""
+    if len(text) < 512 and text.isascii() and "\\u" not in text and text.lstrip()[:1] == "{":
+        return None  # the usual step: too short to nest too deeply, and no surrogate escape
     try:
         parsed = json.loads(text)
     except RecursionError:

@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from memex.envkit.guards import (
     DEFAULT_MAX_BODY_BYTES,
+    DEFAULT_STEP_DEADLINE_S,
     MAX_ID_CHARS,
     BearerAuth,
     BodyLimit,
@@ -144,7 +145,9 @@ class HttpEpisodes:
         return ep
 
     def settle(self, episode_id: str, ep: Episode) -> None:
-        """After a step: an episode that has ended leaves the live pool for the finished store."""
+        """After a step: the idle clock restarts (a step may have waited for the episode's
+        lock), and an episode that has ended leaves the live pool for the finished store."""
+        ep.last_used = time.monotonic()
         if ep.last is not None and ep.last.done and not ep.finished:
             ep.finished = True
             ep.extras.clear()
@@ -186,7 +189,8 @@ def create_env_app(env_cls: type[Environment], action_cls: type[Action],
                    reset_model: type[BaseModel], title: str, max_sessions: int | None = None,
                    idle_timeout_s: float | None = None,
                    agent_policies: Mapping[str, Callable[[], Any]] | None = None,
-                   action_schema_extra: Mapping[str, Any] | None = None) -> FastAPI:
+                   action_schema_extra: Mapping[str, Any] | None = None,
+                   step_deadline_s: float | None = None) -> FastAPI:
     """An OpenEnv app with WS sessions and stateful HTTP episodes for `env_cls`.
 
     `reset_model` is the body of `POST /reset`: its fields (minus `episode_id`) are passed to
@@ -194,7 +198,9 @@ def create_env_app(env_cls: type[Environment], action_cls: type[Action],
     `max_sessions` and `idle_timeout_s` default to `MEMEX_MAX_SESSIONS` (256) and
     `MEMEX_SESSION_TIMEOUT_S` (900); HTTP-MCP sessions have their own pool of
     `MEMEX_MAX_MCP_SESSIONS` (16); request bodies over `MEMEX_MAX_BODY_BYTES` (256 KiB) get
-    413; with `MEMEX_API_TOKEN` set, every route but `/health` needs that bearer token.
+    413; with `MEMEX_API_TOKEN` set, every route but `/health` needs that bearer token; a
+    read-only tool call running past `step_deadline_s` (`MEMEX_STEP_DEADLINE_S`, 2 s) gets a
+    typed `deadline_exceeded` error, and steps with large arguments run off the event loop.
     With `agent_policies` (name -> policy factory; a policy
     has `name`, `reset(obs)` and `act(obs)`), `POST /episodes/{id}/agent-step` lets a built-in
     baseline take the next step of an HTTP episode — no API key needed. `action_schema_extra`
@@ -207,6 +213,11 @@ def create_env_app(env_cls: type[Environment], action_cls: type[Action],
                                                             DEFAULT_SESSION_TIMEOUT_S))
     max_body_bytes = int(os.environ.get("MEMEX_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES))
     max_mcp_sessions = int(os.environ.get("MEMEX_MAX_MCP_SESSIONS", DEFAULT_MAX_MCP_SESSIONS))
+    step_deadline_s = step_deadline_s or float(os.environ.get("MEMEX_STEP_DEADLINE_S",
+                                                              DEFAULT_STEP_DEADLINE_S))
+    # This app's environments carry its step deadline (a subclass keeps OpenEnv's class checks).
+    env_cls = type(env_cls.__name__, (env_cls,), {"step_deadline_s": step_deadline_s,
+                                                  "__module__": env_cls.__module__})
     app = create_app(
         env_cls, action_cls, observation_cls, env_name=name,
         concurrency_config=ConcurrencyConfig(max_concurrent_envs=max_sessions,
@@ -270,14 +281,16 @@ def create_env_app(env_cls: type[Environment], action_cls: type[Action],
         except ValidationError as exc:
             raise HTTPException(422, exc.errors(include_url=False, include_input=False)) from None
         async with ep.lock:
-            ep.last = ep.env.step(action)
+            ep.last = await ep.env.step_async(action)
             episodes.settle(request.episode_id, ep)
         return envelope(request.episode_id, ep.last)
 
     @app.get("/state", response_model=state_cls, tags=["State Management"],
              summary="State of an HTTP episode")
     async def state(episode_id: str = Query(...)) -> State:
-        return episodes.get(episode_id, touch=False).env.state
+        ep = episodes.get(episode_id, touch=False)
+        async with ep.lock:  # never mid-step (a step with large arguments runs in a thread)
+            return ep.env.state
 
     if action_schema_extra:
         @app.get("/schema", tags=["Schema"], summary="Get all JSON schemas")
@@ -308,7 +321,7 @@ def create_env_app(env_cls: type[Environment], action_cls: type[Action],
                 if ep.last is None:
                     raise HTTPException(409, "reset the episode first")
                 action = _agent_action(ep, request.policy, agent_policies)
-                ep.last = ep.env.step(action)
+                ep.last = await ep.env.step_async(action)
                 ep.extras["agent_obs"] = ep.last
                 episodes.settle(episode_id, ep)
             return AgentStepResponse(**envelope(episode_id, ep.last).model_dump(),
@@ -317,6 +330,7 @@ def create_env_app(env_cls: type[Environment], action_cls: type[Action],
                                      policy=request.policy)
 
     app.state.settings = {"max_sessions": max_sessions, "idle_timeout_s": idle_timeout_s,
+                          "step_deadline_s": step_deadline_s,
                           "max_mcp_sessions": max_mcp_sessions, "max_body_bytes": max_body_bytes,
                           "agent_policies": list(agent_policies or ())}
 

@@ -18,8 +18,9 @@ with hindsight. A sealed server closes every door to that:
   the organiser, who holds the secret, can check a submitted report with `verify_report`.
 
 `install_sealed(app, allowed_reset_fields=...)` is called by the servers' `create_*_app(...,
-sealed=True)` (or `MEMEX_SEALED=1`); `create_env_app` applies `app.state.reset_hook` to every
-validated reset body.
+sealed=True)`: the `--sealed` flag of both servers (`python -m memex.openenv_server --sealed`,
+`python -m memex.committee.server --sealed`) or `MEMEX_SEALED=1`; `create_env_app` applies
+`app.state.reset_hook` to every validated reset body.
 """
 
 from __future__ import annotations

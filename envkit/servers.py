@@ -1,5 +1,6 @@
-"""Start real servers in subprocesses for tests and benchmarks (free port, health wait,
-clean shutdown, captured logs)."""
+"""Start real servers for tests and benchmarks: in subprocesses (free port, health wait, clean
+shutdown, captured logs), or an ASGI app under uvicorn in a thread of this process (`serve_app`:
+no second interpreter to boot, so a test can stop and restart a real server in a second)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -46,10 +48,10 @@ def serve(module: str, *args: str, health_path: str = "/health", timeout_s: floa
 
 @contextlib.contextmanager
 def serve_command(argv: list[str], *, name: str, health_path: str = "/health",
-                  timeout_s: float = 60.0, env: dict[str, str] | None = None
-                  ) -> Iterator[Server]:
+                  timeout_s: float = 60.0, env: dict[str, str] | None = None,
+                  stop_timeout_s: float = 10.0) -> Iterator[Server]:
     """Run `argv` (with "{port}" replaced by a free port) until the context exits, once
-    `health_path` answers 200."""
+    `health_path` answers 200; then SIGTERM, and SIGKILL after `stop_timeout_s`."""
     port = free_port()
     log = Path(tempfile.mkstemp(prefix=f"{name}-", suffix=".log")[1])
     handle = log.open("w")
@@ -74,7 +76,40 @@ def serve_command(argv: list[str], *, name: str, health_path: str = "/health",
     finally:
         proc.terminate()
         try:
-            proc.wait(timeout=10)
+            proc.wait(timeout=stop_timeout_s)
         except subprocess.TimeoutExpired:
             proc.kill()
+            proc.wait()
         handle.close()
+
+
+@dataclass
+class InProcessServer:
+    url: str
+    port: int
+    server: object  # uvicorn.Server
+
+
+@contextlib.contextmanager
+def serve_app(app, *, port: int | None = None, timeout_s: float = 30.0,
+              **config) -> Iterator[InProcessServer]:
+    """Serve `app` with uvicorn (the project's WebSocket implementation) on 127.0.0.1 in a
+    daemon thread until the context exits; `port` defaults to a free one."""
+    import uvicorn
+
+    port = port or free_port()
+    config.setdefault("ws_per_message_deflate", False)  # as `memex.openenv_server` serves
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
+                                           ws="websockets-sansio", **config))
+    thread = threading.Thread(target=server.run, daemon=True, name=f"uvicorn-{port}")
+    thread.start()
+    deadline = time.monotonic() + timeout_s
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError(f"in-process server on port {port} did not start")
+        time.sleep(0.02)
+    try:
+        yield InProcessServer(f"http://127.0.0.1:{port}", port, server)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)

@@ -26,9 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from memex.envkit.adapter import EnvAdapter, get_adapter
-from memex.envkit.episodes import Episode, EpisodeSpec
+from memex.envkit.episodes import EnvSessionError, Episode, EpisodeSpec
 from memex.envkit.llm_options import EndpointError, add_llm_arguments, options_from_args
 from memex.evaluation.harness import policy_maker
+from memex.inference import ERROR_SOURCES, play_recorded
 from memex.scenarios.manual import SECTIONS
 
 
@@ -162,13 +163,21 @@ def main(argv: list[str] | None = None) -> int:
     except EndpointError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    session = adapter.open(args.env_url)
     try:
-        episode = adapter.play(session, maker.build(spec), spec, max_steps=maker.max_steps)
+        session = adapter.open(args.env_url)
+    except EnvSessionError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        episode = play_recorded(adapter, session, maker.build(spec), spec,
+                                max_steps=maker.max_steps)
     finally:
         session.close()
     if episode.error:
-        print(f"# endpoint error: {episode.error} (episode ended)", file=sys.stderr)
+        print(f"# {ERROR_SOURCES[episode.error_source or 'policy']} error: {episode.error} "
+              "(episode ended)", file=sys.stderr)
+    if not episode.observations:  # the reset failed: nothing to trace or summarise
+        return 1
     episode.policy = args.policy
     out = Path(args.out)
     stem = "1mdb-" + "".join(c if c.isalnum() or c in "-_." else "_" for c in args.policy)
@@ -179,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.quiet:
         print(text)
     print(f"trace: {trace_path}\nsummary: {summary_path}", file=sys.stderr)
-    return 0
+    return 1 if episode.error else 0
 
 
 if __name__ == "__main__":

@@ -6,9 +6,10 @@ the shared LLM options of `envkit.llm_options`: `--api-base-url`, `--timeout`, `
 `--max-tokens`, `--max-steps`, `--tool-mode`, `--prompt-tokens`, ... or their environment
 variables) and `ckpt:PATH` (a local model or a LoRA checkpoint from `train_grpo.py`). LLM
 policies use the inference agent (`memex.inference.LLMPolicy`), so their prompts are the same
-bounded-context prompts the trainer uses. Each endpoint is checked before the grid starts; an
-endpoint failure mid-run ends that episode with outcome "error" (trace written, row kept, count
-in the summary) and the grid continues.
+bounded-context prompts the trainer uses. Each endpoint is checked before the grid starts; a
+model-endpoint or environment-server failure mid-run ends that episode with outcome "error"
+(trace written, row kept with `error` and `error_source`, counted in the summary as
+`endpoint_errors` / `env_errors`) and the grid continues.
 
 Episodes run in parallel (`--workers`), each worker on its own WebSocket session of the server at
 `--env-url` (or of one this harness starts, `--serve`), or in process when neither is given. The
@@ -24,6 +25,10 @@ recall, typology accuracy, mean return, page faults, async timeouts, kernel load
 pass^k for k = 1..8: the chance that all of k independent tries of the same case succeed (for
 Memex, a correct decision), estimated per case from n >= k repeats with c successes as
 C(c, k) / C(n, k).
+
+`--curriculum plr` evaluates instead on the levels prioritized level replay samples by the first
+policy's regret against the oracle (`memex.curriculum.evaluation`; `--curriculum-updates` draws)
+and appends the sampled-level statistics to the report.
 
     .venv/bin/python -m memex.evaluation.harness --policies heuristic,random --episodes 5 --serve
 """
@@ -47,8 +52,10 @@ from typing import Any
 
 from tqdm import tqdm
 
+from memex.adversary.splits import header, split_specs
+from memex.curriculum.evaluation import plr_grid
 from memex.envkit.adapter import EnvAdapter, get_adapter
-from memex.envkit.episodes import EpisodeSpec
+from memex.envkit.episodes import EnvSessionError, Episode, EpisodeSpec
 from memex.envkit.llm_options import (
     EndpointError,
     LLMOptions,
@@ -60,7 +67,14 @@ from memex.envkit.llm_options import (
 from memex.envkit.replies import VERDICTS
 from memex.envkit.servers import serve
 from memex.evaluation.report import columns, fmt, group, make_plots, markdown_report, summarize
-from memex.inference import LLMPolicy, LocalBackend, OpenAIBackend
+from memex.inference import (
+    ERROR_SOURCES,
+    LLMPolicy,
+    LocalBackend,
+    OpenAIBackend,
+    episode_trace,
+    play_recorded,
+)
 
 # ---- policies ---------------------------------------------------------------------------------
 
@@ -128,7 +142,7 @@ def run_grid(adapter: EnvAdapter, makers: Sequence[PolicyMaker], specs: Sequence
     sessions: list[Any] = []
     lock = threading.Lock()
     limits = {m.label: threading.Semaphore(m.max_workers or workers) for m in makers}
-    first_error: list[str] = []
+    failed_sources: set[str] = set()
 
     def session() -> Any:
         if not hasattr(local, "session"):
@@ -140,20 +154,26 @@ def run_grid(adapter: EnvAdapter, makers: Sequence[PolicyMaker], specs: Sequence
     def one(maker: PolicyMaker, spec: EpisodeSpec) -> dict[str, Any]:
         policy = maker.build(spec)
         with limits[maker.label]:
-            episode = adapter.play(session(), policy, spec, max_steps=maker.max_steps)
+            try:
+                episode = play_recorded(adapter, session(), policy, spec,
+                                        max_steps=maker.max_steps)
+            except EnvSessionError as exc:  # the server refused a new session
+                episode = Episode(spec, maker.label, error=str(exc), error_source="environment")
         episode.policy = maker.label
         row = {"policy": maker.label, "task": spec.task, "difficulty": spec.difficulty,
                "seed": spec.seed, "repeat": spec.repeat, "key": spec.key,
                "outcome": adapter.episode_outcome(episode),
                "success": float(episode.done and adapter.success(episode)),
                "return": episode.episode_return, "steps": float(episode.steps),
-               "wall_s": round(episode.wall_s, 4), **adapter.metrics(episode)}
+               "wall_s": round(episode.wall_s, 4),
+               **(adapter.metrics(episode) if episode.observations else {})}
         if episode.error:
-            row["error"] = episode.error
+            source = ERROR_SOURCES[episode.error_source or "policy"]
+            row["error"], row["error_source"] = episode.error, episode.error_source or "policy"
             with lock:
-                if not first_error:
-                    first_error.append(episode.error)
-                    tqdm.write(f"# endpoint error in {maker.label} {spec.key}: "
+                if source not in failed_sources:
+                    failed_sources.add(source)
+                    tqdm.write(f"# {source} error in {maker.label} {spec.key}: "
                                f"{episode.error} (episode ended; grid continues)",
                                file=sys.stderr)
         stats = getattr(policy, "stats", None)
@@ -161,7 +181,7 @@ def run_grid(adapter: EnvAdapter, makers: Sequence[PolicyMaker], specs: Sequence
             row.update({f"replies_{v}": stats["verdicts"][v] for v in VERDICTS})
         if out_dir is not None and (traces == "all" or (traces == "first" and spec.repeat == 0)):
             path = out_dir / "traces" / _safe(maker.label) / f"{spec.key}.jsonl"
-            adapter.trace(episode).write(path)
+            episode_trace(adapter, episode).write(path)
             row["trace"] = str(path.relative_to(out_dir))
         return row
 
@@ -210,7 +230,9 @@ def evaluate(adapter: EnvAdapter, policies: Sequence[str], specs: Sequence[Episo
     for (p, d), g in group(rows, "policy", "difficulty").items():
         summary[p][d] = summarize(g, measures)
     for (p,), g in group(rows, "policy").items():
-        summary[p]["all"]["endpoint_errors"] = sum(bool(r.get("error")) for r in g)
+        summary[p]["all"]["endpoint_errors"] = sum(r.get("error_source") == "policy"
+                                                   for r in g)
+        summary[p]["all"]["env_errors"] = sum(r.get("error_source") == "environment" for r in g)
         if any("replies_valid" in r for r in g):
             summary[p]["all"]["replies"] = {v: sum(r.get(f"replies_{v}", 0) for r in g)
                                             for v in VERDICTS}
@@ -232,14 +254,16 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--env", default="memex")
     p.add_argument("--policies", default=None,
                    help="comma list: baselines, llm:MODEL, ckpt:PATH (default: the env's set)")
-    p.add_argument("--split", default="test")
+    p.add_argument("--split", default="test",
+                   help="a seed split, or `adversarial` (the adversary's fixed plans)")
     p.add_argument("--tasks", default=None, help="comma list (default: all)")
     p.add_argument("--difficulties", default=None, help="comma list (default: all)")
     p.add_argument("--episodes", type=int, default=10, help="cases (seeds) per task x difficulty")
     p.add_argument("--repeats", type=int, default=1, help="tries per case (pass^k needs k)")
     p.add_argument("--seed-offset", type=int, default=0)
     p.add_argument("--env-url", default=os.environ.get("ENV_URL"),
-                   help="run episodes over WebSocket sessions on this server")
+                   help="run episodes over WebSocket sessions on this server (a comma list "
+                        "of replicas: each new session takes the next)")
     p.add_argument("--serve", action="store_true",
                    help="start a local server for this run and use WebSocket sessions on it")
     p.add_argument("--workers", type=int, default=8, help="parallel sessions")
@@ -250,6 +274,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--traces", choices=("all", "first", "none"), default="all",
                    help="JSONL traces for every episode, only repeat 0, or none")
     p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--curriculum", choices=("none", "plr"), default="none",
+                   help="plr: evaluate on the levels prioritized level replay samples by the "
+                        "first policy's regret against the oracle (memex.curriculum.evaluation)")
+    p.add_argument("--curriculum-updates", type=int, default=100, help="PLR draws (with plr)")
     add_llm_arguments(p, model=False)
     args = p.parse_args(argv)
 
@@ -258,13 +286,22 @@ def main(argv: list[str] | None = None) -> int:
     tasks = args.tasks.split(",") if args.tasks else list(adapter.tasks)
     difficulties = args.difficulties.split(",") if args.difficulties else \
         list(adapter.difficulties)
-    specs = adapter.grid(args.split, tasks, difficulties, args.episodes, args.repeats,
-                         args.seed_offset)
-    seeds = adapter.splits[args.split]
-    first = seeds.start + args.seed_offset
-    grid_note = (f"Grid: split `{args.split}`, {len(tasks)} tasks x {len(difficulties)} "
-                 f"difficulties x {args.episodes} cases (seeds {first}..{first + args.episodes - 1}"
-                 f") x {args.repeats} repeats = {len(specs)} episodes per policy.")
+    if args.split.startswith("adversarial") and args.env == "memex":
+        # The adversary's fixed plans (`memex.adversary.splits`): every entry, --episodes unused.
+        specs = split_specs(args.split, args.tasks and tasks, args.difficulties and difficulties,
+                            args.repeats)
+        grid_note = (f"Grid: adversarial split `{header(args.split)['name']}` (adversary-made "
+                     f"plans and their mirrors) x {args.repeats} repeats = {len(specs)} "
+                     "episodes per policy.")
+    else:
+        specs = adapter.grid(args.split, tasks, difficulties, args.episodes, args.repeats,
+                             args.seed_offset)
+        seeds = adapter.splits[args.split]
+        first = seeds.start + args.seed_offset
+        grid_note = (f"Grid: split `{args.split}`, {len(tasks)} tasks x {len(difficulties)} "
+                     f"difficulties x {args.episodes} cases (seeds {first}.."
+                     f"{first + args.episodes - 1}) x {args.repeats} repeats = {len(specs)} "
+                     "episodes per policy.")
     argv_list = sys.argv[1:] if argv is None else list(argv)
     command = ".venv/bin/python -m memex.evaluation.harness " + shlex.join(argv_list)
     try:
@@ -274,12 +311,25 @@ def main(argv: list[str] | None = None) -> int:
                 server = stack.enter_context(serve(adapter.server_module, "--host", "127.0.0.1",
                                                    "--log-level", "warning"))
                 base_url = server.url
+            section = ""
+            if args.curriculum == "plr":  # the grid: levels PLR sampled by regret
+                target = policy_maker(adapter, policies[0], llm=options_from_args(args))
+                specs, grid_note, section = plr_grid(
+                    adapter, target.label, lambda batch: [r["return"] for r in run_grid(
+                        adapter, [target], batch, base_url=base_url, workers=args.workers,
+                        progress=False)], split=args.split, tasks=tasks,
+                    difficulties=difficulties, episodes=args.episodes,
+                    seed_offset=args.seed_offset, repeats=args.repeats,
+                    updates=args.curriculum_updates)
             result = evaluate(adapter, policies, specs, out=Path(args.out), base_url=base_url,
                               workers=args.workers, traces=args.traces,
                               report=Path(args.report) if args.report else None,
                               plots_dir=Path(args.plots_dir) if args.plots_dir else None,
                               command=command, grid_note=grid_note, title=args.title,
                               llm=options_from_args(args), progress=not args.no_progress)
+            if section:  # the sampled-level statistics, after the usual report
+                with Path(result["report"]).open("a") as f:
+                    f.write(section)
     except EndpointError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -288,7 +338,8 @@ def main(argv: list[str] | None = None) -> int:
     for policy, s in result["summary"].items():
         a = s["all"]
         line = (f"{policy:<16} success {fmt(a['success'])}  return {fmt(a['return'])}  "
-                f"pass^1 {fmt(a['pass^1'])}  endpoint errors {a['endpoint_errors']}")
+                f"pass^1 {fmt(a['pass^1'])}  endpoint errors {a['endpoint_errors']}  "
+                f"env errors {a['env_errors']}")
         if "replies" in a:
             line += "  replies " + ", ".join(f"{n} {v}" for v, n in a["replies"].items())
         print(line)

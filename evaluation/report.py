@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from memex.envkit.adapter import EnvAdapter
+from memex.scenarios.generator import KINDS, variant_of
 
 PASS_K = tuple(range(1, 9))
 GENERIC_METRICS: tuple[tuple[str, str], ...] = (("success", "success"),
@@ -87,6 +88,70 @@ def table(header: Sequence[str], body: Iterable[Sequence[Any]], *,
     return "\n".join(lines)
 
 
+# Per-kind bars (issue 14): the heuristic decides at least this share of a kind's cases, every
+# probe's mean return sits at least this far below the heuristic's (15% of the terminal score's
+# range), and the oracle's mean return reaches this.
+KIND_HEURISTIC_MIN_ACCURACY = 0.75
+KIND_PROBE_MARGIN = 0.3
+KIND_ORACLE_MIN_RETURN = 0.9
+REFERENCE_POLICIES = ("heuristic", "oracle")
+
+
+def kind_groups(rows: Sequence[dict[str, Any]]) -> dict[str, str] | None:
+    """Row key -> the group it is reported under: its AML kind, or `kind (hold-out)` when the
+    case's variant is one of the kind's test-only hold-outs. None when the rows are not AML
+    kinds (the committee's tasks)."""
+    if not rows or any(r["task"] not in KINDS or r.get("seed") is None for r in rows):
+        return None
+    out = {}
+    for r in rows:
+        spec = KINDS[r["task"]]
+        holdout = variant_of(int(r["seed"]), r["difficulty"], r["task"]) in spec.holdout_variants
+        out[r["key"]] = f"{r['task']} (hold-out)" if holdout else r["task"]
+    return out
+
+
+def kind_section(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """Per kind (hold-out variants apart): the heuristic's decision accuracy, the oracle's mean
+    return, the best probe's mean return and the heuristic's margin over it, against the bars."""
+    groups = kind_groups(rows)
+    policies = list(dict.fromkeys(r["policy"] for r in rows))
+    if groups is None or not all(p in policies for p in REFERENCE_POLICIES):
+        return []
+    probes = [p for p in policies if p not in REFERENCE_POLICIES and not p.startswith("llm")]
+    by: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        by[(groups[r["key"]], r["policy"])].append(r)
+    labels = sorted(dict.fromkeys(groups.values()), key=lambda g: (g.endswith("(hold-out)"),
+                                                                    g))
+    body = []
+    for g in labels:
+        h = by[(g, "heuristic")]
+        o = by[(g, "oracle")]
+        h_acc, h_ret = mean_defined(h, "success"), mean_defined(h, "return")
+        o_ret = mean_defined(o, "return")
+        best = max(probes, key=lambda p: mean_defined(by[(g, p)], "return") or -9.0,
+                   default=None)
+        b_ret = mean_defined(by[(g, best)], "return") if best else None
+        gap = h_ret - b_ret if h_ret is not None and b_ret is not None else None
+        met = (h_acc is not None and h_acc >= KIND_HEURISTIC_MIN_ACCURACY
+               and gap is not None and gap >= KIND_PROBE_MARGIN
+               and o_ret is not None and o_ret >= KIND_ORACLE_MIN_RETURN)
+        body.append([g, len(h), h_acc, h_ret, mean_defined(o, "success"), o_ret, best, b_ret,
+                     gap, "yes" if met else "NO"])
+    return ["## By kind", "",
+            "All difficulties pooled; hold-out variants (test-only schemes) in their own rows. "
+            "Bar per kind: heuristic decision accuracy >= "
+            f"{KIND_HEURISTIC_MIN_ACCURACY}, every probe's mean return at least "
+            f"{KIND_PROBE_MARGIN} below the heuristic's (the best probe is shown), oracle mean "
+            f"return >= {KIND_ORACLE_MIN_RETURN}. A probe's decision accuracy on one kind says "
+            "little (always_sar decides every suspicious kind right); its return, which pays "
+            "for evidence and findings, is what the margin compares.", "",
+            table(["kind", "episodes", "heuristic acc", "heuristic return", "oracle acc",
+                   "oracle return", "best probe", "probe return", "margin", "bar met"], body),
+            ""]
+
+
 def markdown_report(adapter: EnvAdapter, rows: Sequence[dict[str, Any]], *, title: str,
                     command: str, grid_note: str, plots: Sequence[Path],
                     report_dir: Path) -> str:
@@ -136,6 +201,7 @@ def markdown_report(adapter: EnvAdapter, rows: Sequence[dict[str, Any]], *, titl
                    if by_ptd.get((p, t, d)) else "—" for p in policies]
             for t in tasks)))
         parts.append("")
+    parts += kind_section(rows)
     if plots:
         parts += ["## Plots", ""]
         parts += [f"![{p.stem}]({os.path.relpath(p, report_dir)})" for p in plots]

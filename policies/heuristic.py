@@ -13,6 +13,9 @@ compares two independent views and either corroborates the customer's story or b
 | watchlist | entries (check_watchlist) | KYC date (get_customer_profile) | an entry has that date |
 | holdings | holdings | the alerted counterparties | a counterparty is a holding |
 | price | invoice (verify_customs_invoice) | band (check_market_price) | >25% beyond the band |
+| 50% rule | partner's owners (ownership) | their screens + profiles | confirmed hold >= 50% |
+| authority | power of attorney (check_source_of_funds) | the alerted payee | names another |
+| payee watchlist | entries on the payee | payee's date (get_customer_profile) | same date |
 
 It files a SAR when any cross-check fails and closes the alert otherwise. Each failing check's
 carrier records (the mismatched document, the closing hop, the co-user's logins, the confirming
@@ -35,22 +38,41 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memex.policies.scripted import ScriptedPolicy, act
-from memex.scenarios.manual import CTR_THRESHOLD_USD, PRICE_DEVIATION_TOLERANCE
+from memex.scenarios.manual import (
+    CTR_THRESHOLD_USD,
+    OFAC_AGGREGATE_OWNERSHIP_PERCENT,
+    PRICE_DEVIATION_TOLERANCE,
+)
 
 CASH, FLOW, TRADE, PEP = "TM-CASH-01", "TM-FLOW-02", "TM-TRADE-03", "TM-PEP-04"
-TYPOLOGY = {CASH: "structuring", FLOW: "layering", TRADE: "trade_based", PEP: "layering"}
-SAR_SECTION = {CASH: "2.1", FLOW: "7.1", TRADE: "6.1", PEP: "5.4"}
-CLOSE_SECTION = {CASH: "8.1", FLOW: "8.2", TRADE: "6.6", PEP: "5.3"}
+FUNNEL, LOAN, HUB, PROPERTY, ELDER = ("TM-FUNNEL-05", "TM-LOAN-06", "TM-SANC-07", "TM-RE-08",
+                                      "TM-ELDER-09")
+TYPOLOGY = {CASH: "structuring", FLOW: "layering", TRADE: "trade_based", PEP: "layering",
+            FUNNEL: "funnel_account", LOAN: "loan_back", HUB: "sanctions_evasion",
+            PROPERTY: "real_estate", ELDER: "elder_exploitation"}
+SAR_SECTION = {CASH: "2.1", FLOW: "7.1", TRADE: "6.1", PEP: "5.4", FUNNEL: "11.1",
+               LOAN: "11.3", HUB: "11.5", PROPERTY: "11.8", ELDER: "11.10"}
+CLOSE_SECTION = {CASH: "8.1", FLOW: "8.2", TRADE: "6.6", PEP: "5.3", FUNNEL: "11.2",
+                 LOAN: "11.4", HUB: "11.7", PROPERTY: "11.9", ELDER: "11.11"}
 SOURCE_OF_FUNDS, TRACE, DEVICE, WATCHLIST, HOLDINGS, PRICE = (
     "source_of_funds", "trace", "device", "watchlist", "holdings", "price")
+AGGREGATE_OWNERSHIP, AUTHORITY, PAYEE_WATCHLIST = (
+    "aggregate_ownership", "authority", "payee_watchlist")
+# The code a failed source-of-funds check or a trace back to the customer carries, by rule.
+SOF_CODE = {PEP: "PEP_UNEXPLAINED_WEALTH", PROPERTY: "UNEXPLAINED_PURCHASE_FUNDS"}
+TRACE_CODE = {LOAN: "LOAN_BACK"}
 # Manual sections that support a failed check, and those that document one that held.
 FAIL_SECTION = {SOURCE_OF_FUNDS: "5.2", TRACE: "7.3", DEVICE: "3.6", WATCHLIST: "4.4",
-                HOLDINGS: "3.2", PRICE: "6.2"}
+                HOLDINGS: "3.2", PRICE: "6.2", AGGREGATE_OWNERSHIP: "11.6",
+                AUTHORITY: "11.12", PAYEE_WATCHLIST: "4.4"}
 HELD_SECTION = {SOURCE_OF_FUNDS: "5.2", TRACE: "7.6", DEVICE: "3.6", WATCHLIST: "4.3",
-                HOLDINGS: "3.2", PRICE: "6.2"}
+                HOLDINGS: "3.2", PRICE: "6.2", AGGREGATE_OWNERSHIP: "11.6",
+                AUTHORITY: "11.12", PAYEE_WATCHLIST: "4.3"}
 # When more checks held than the kernel has room for, the closure cites the ones whose
 # explanation is most specific: a matching document or band first, the registry last.
-CLOSE_PREFERENCE = (SOURCE_OF_FUNDS, PRICE, TRACE, DEVICE, WATCHLIST, HOLDINGS)
+CLOSE_PREFERENCE = (SOURCE_OF_FUNDS, AUTHORITY, PRICE, AGGREGATE_OWNERSHIP, TRACE, DEVICE,
+                    PAYEE_WATCHLIST, WATCHLIST, HOLDINGS)
+POWER_OF_ATTORNEY = "durable power of attorney"
 KERNEL_SECTIONS = 3
 # A document explains a flow when its amount is within this factor of it (fees, gross-ups).
 DOCUMENT_MATCH_FACTOR = 1.25
@@ -90,20 +112,32 @@ class Heuristic(ScriptedPolicy):
         txns = a["transactions"]
 
         self.surface = self._surface_flags(rule, txns, [])
-        job = yield from self._request_trace(rule, txns, accounts)
+        payee = next((t for t in txns if t["from_account"] in accounts
+                      and t.get("to_party_id")), None) if rule == ELDER else None
+        if payee is not None:  # its ID is needed after the alert page has left RAM
+            yield from self.keep("Payee under review", [payee["to_party_id"]])
+        job = None if rule == ELDER else (yield from self._request_trace(rule, txns, accounts))
         if rule == TRADE:
             yield from self._price_check(txns)
+        if rule == HUB:
+            yield from self._aggregate_ownership_check(subject, txns)
         owners = (yield from self.call("query_beneficial_ownership", entity_id=subject)) or {}
         holdings = {h["company"]["entity_id"]: h for h in owners.get("holdings", [])}
         directors = [d["entity_id"] for d in owners.get("directors", [])]
         self.surface = self._surface_flags(rule, txns, directors)
         yield from self._holdings_check(subject, txns, holdings)
         yield from self._device_check(subject, directors, holdings)
-        if rule != TRADE:  # trade payments are explained by trade documents, not a declaration
+        if rule == ELDER:  # an older customer's outflows: who may receive them, and who that is
+            if payee is not None:
+                yield from self._authority_check(subject, payee)
+                yield from self._payee_watchlist_check(payee)
+        elif rule not in (TRADE, HUB):  # trade payments are explained by trade documents
             yield from self._source_of_funds_check(rule, subject, txns, accounts)
-        yield from self._watchlist_check(a["subject"])
+        if rule != ELDER:
+            yield from self._watchlist_check(a["subject"])
         if job is not None:
-            yield from self._trace_check(job, subject, a["subject"]["name"], holdings)
+            yield from self._trace_check(job, subject, a["subject"]["name"], holdings,
+                                         TRACE_CODE.get(rule, "ROUND_TRIP"))
 
         failed = [c for c in self.checks.values() if c.failed]
         if not failed:
@@ -181,16 +215,20 @@ class Heuristic(ScriptedPolicy):
             wire = max(outs, key=lambda t: (t["amount_usd"], t["id"]), default=None)
         else:
             wires = [t for t in txns if t["channel"] == "wire"]
-            if rule == FLOW:
+            if rule in (FLOW, FUNNEL):
                 outs = [t for t in wires if t["from_account"] in accounts]
                 wire = max(outs, key=lambda t: (t["amount_usd"], t["id"]), default=None)
+            elif rule in (LOAN, PROPERTY):  # where the loan or the purchase money came from
+                ins = [t for t in wires if t["to_account"] in accounts]
+                wire = max(ins, key=lambda t: (t["amount_usd"], t["id"]), default=None)
             else:
                 wire = min(wires, key=lambda t: (t["timestamp"], t["id"]), default=None)
         if wire is None:
             return None
         return (yield from self.call("request_wire_trace", transaction_id=wire["id"]))
 
-    def _trace_check(self, job: dict, subject: str, name: str, holdings: dict[str, dict]):
+    def _trace_check(self, job: dict, subject: str, name: str, holdings: dict[str, dict],
+                     code: str = "ROUND_TRIP"):
         while self.obs.step + 1 < job["ready_at_step"]:  # rare: every other check ran meanwhile
             yield from self.call("assess_risk", entity_id=subject)
         result = (yield from self.call("retrieve_async_result", job_id=job["job_id"])) or {}
@@ -205,7 +243,7 @@ class Heuristic(ScriptedPolicy):
         own_names = {h["company"]["name"] for h in holdings.values()}
         party = last.get("party_id")
         if party in holdings or party == subject or last["party_name"] in own_names | {name}:
-            check.failed, check.code = True, "ROUND_TRIP"
+            check.failed, check.code = True, code
             check.carriers = [last["hop_id"]]
             check.implicated = [party] if party and party != subject else []
             yield from self._fail(check, f"Wire trace ends at {last['party_name']}, a company "
@@ -291,7 +329,7 @@ class Heuristic(ScriptedPolicy):
             self.checks[SOURCE_OF_FUNDS] = check
             return
         check.failed = True
-        check.code = "PEP_UNEXPLAINED_WEALTH" if rule == PEP else "UNSUPPORTED_SOURCE_OF_FUNDS"
+        check.code = SOF_CODE.get(rule, "UNSUPPORTED_SOURCE_OF_FUNDS")
         check.carriers = [d["id"] for d in docs]
         yield from self._fail(check, f"Documents on file do not explain ${flow:,.0f}: "
                                      + ", ".join(f"{d['id']} ${d['amount_usd']:,.0f}"
@@ -330,6 +368,83 @@ class Heuristic(ScriptedPolicy):
         yield from self._fail(check, f"Watchlist entry {confirmed[0]['entry_id']} carries the "
                                      f"customer's own date {own_date}: a confirmed match.")
 
+    def _aggregate_ownership_check(self, subject: str, txns: list[dict]):
+        """The trading partner's registry owners, each screened and confirmed by date of
+        birth; confirmed owners' percentages added up (OFAC 50 Percent Rule, manual 11.6)."""
+        partner = next((p for t in txns for p in (t.get("from_party_id"), t.get("to_party_id"))
+                        if p and p != subject), None)
+        if partner is None:
+            return
+        registry = (yield from self.call("query_beneficial_ownership", entity_id=partner)) or {}
+        owners = [o for o in registry.get("owners", []) if o["layer"] == 1
+                  and o["owner"]["kind"] == "person"]
+        check = CheckResult(AGGREGATE_OWNERSHIP, present=bool(owners))
+        if not owners:
+            self.checks[AGGREGATE_OWNERSHIP] = check
+            return
+        yield from self.keep("Partner's owners", [i for o in owners
+                                                  for i in (o["link_id"], o["owner"]["entity_id"])])
+        confirmed: list[tuple[dict, str]] = []
+        for o in owners:
+            screen = (yield from self.call("check_watchlist", name=o["owner"]["name"])) or {}
+            hits = [h for h in screen.get("hits", []) if h["list"] == "sanctions"
+                    and h["name"] == o["owner"]["name"]]
+            if not hits:
+                continue
+            profile = (yield from self.call("get_customer_profile",
+                                            entity_id=o["owner"]["entity_id"])) or {}
+            match = next((h for h in hits if h.get("date_of_birth")
+                          and h["date_of_birth"] == profile.get("date_of_birth")), None)
+            if match is not None:
+                confirmed.append((o, match["entry_id"]))
+                yield from self.keep("Confirmed SDN owner", [match["entry_id"]])
+        if sum(o["percent"] for o, _ in confirmed) >= OFAC_AGGREGATE_OWNERSHIP_PERCENT:
+            check.failed, check.code = True, "BLOCKED_AGGREGATE_OWNERSHIP"
+            check.carriers = [i for o, e in confirmed for i in (o["link_id"], e)]
+            check.implicated = [partner]
+            yield from self._fail(check, "Confirmed blocked owners hold "
+                                         f"{sum(o['percent'] for o, _ in confirmed):.0f}% of "
+                                         "the partner.")
+        else:
+            self.checks[AGGREGATE_OWNERSHIP] = check
+
+    def _authority_check(self, subject: str, payee: dict):
+        """The power of attorney on the customer's file vs the payee of the alerted payments."""
+        sof = (yield from self.call("check_source_of_funds", entity_id=subject)) or {}
+        poas = [d for s in sof.get("declarations", []) for d in s["documents"]
+                if d["kind"] == POWER_OF_ATTORNEY]
+        check = CheckResult(AUTHORITY, present=bool(poas))
+        if not poas or any(d.get("counterparty") == payee["to_party"] for d in poas):
+            self.checks[AUTHORITY] = check
+            return
+        check.failed, check.code = True, "PAYEE_NOT_AUTHORISED"
+        check.carriers = [d["id"] for d in poas]
+        check.implicated = [payee["to_party_id"]]
+        yield from self._fail(check, f"The power of attorney names {poas[0].get('counterparty')}"
+                                     f", not the payee {payee['to_party']}.")
+
+    def _payee_watchlist_check(self, payee: dict):
+        """Entries on the payee's name vs the payee's date of birth in the registry."""
+        screen = (yield from self.call("check_watchlist", name=payee["to_party"])) or {}
+        hits = [h for h in screen.get("hits", []) if h["list"] != "pep"]
+        check = CheckResult(PAYEE_WATCHLIST, present=bool(hits))
+        if not hits:
+            self.checks[PAYEE_WATCHLIST] = check
+            return
+        profile = (yield from self.call("get_customer_profile",
+                                        entity_id=payee["to_party_id"])) or {}
+        confirmed = [h for h in hits if h.get("date_of_birth")
+                     and h["date_of_birth"] == profile.get("date_of_birth")]
+        if not confirmed:
+            self.checks[PAYEE_WATCHLIST] = check
+            return
+        check.failed = True
+        check.code = ("ADVERSE_MEDIA" if confirmed[0]["list"] == "adverse_media"
+                      else "SANCTIONS_MATCH")
+        check.carriers = [h["entry_id"] for h in confirmed]
+        check.implicated = [payee["to_party_id"]]
+        yield from self._fail(check, f"Watchlist entry {confirmed[0]['entry_id']} is the payee.")
+
     # ---- what the alert itself shows (reported only with a failed check) ---------------------
     def _surface_flags(self, rule: str, txns: list[dict], directors: list[str]) -> dict:
         subject = self.alert["subject"]
@@ -352,6 +467,19 @@ class Heuristic(ScriptedPolicy):
             flags["RAPID_PASS_THROUGH"] = [t["id"] for t in txns]
         elif rule == TRADE:
             flags["HIGH_RISK_JURISDICTION"] = [t["id"] for t in txns if t["channel"] == "wire"]
+        elif rule == FUNNEL:
+            accounts = set(self.alert["account_ids"])
+            flags["FUNNEL_ACCOUNT_ACTIVITY"] = [t["id"] for t in txns
+                                                if t["to_account"] in accounts]
+            flags["RAPID_PASS_THROUGH"] = [t["id"] for t in txns]
+        elif rule == HUB:
+            flags["TRANSSHIPMENT_HUB"] = [t["id"] for t in txns if t["channel"] == "wire"]
+        elif rule == PROPERTY:
+            accounts = set(self.alert["account_ids"])
+            flags["ALL_CASH_PROPERTY_PURCHASE"] = [t["id"] for t in txns
+                                                   if t["from_account"] in accounts]
+        elif rule == ELDER:
+            flags["ELDER_ACTIVITY_CHANGE"] = [t["id"] for t in txns if t["channel"] != "cash"]
         return flags
 
     @staticmethod
@@ -377,7 +505,11 @@ class Heuristic(ScriptedPolicy):
                  TRACE: "the traced wire ends with an unrelated party",
                  DEVICE: "the shared device runs a company the registry shows the customer owns",
                  WATCHLIST: "the watchlist hit is a namesake with another date",
-                 HOLDINGS: "none of the customer's holdings is an alerted counterparty"}
+                 HOLDINGS: "none of the customer's holdings is an alerted counterparty",
+                 AGGREGATE_OWNERSHIP: "the partner's confirmed blocked owners hold under 50 "
+                                      "percent together",
+                 AUTHORITY: "the power of attorney on file names the payee",
+                 PAYEE_WATCHLIST: "the watchlist hit on the payee is a namesake"}
         if not held:
             return "No cross-check contradicts the customer's profile; the activity is explained."
         return "Explained: " + "; ".join(facts[c] for c in held) + "."

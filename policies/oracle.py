@@ -56,10 +56,13 @@ class Oracle(ScriptedPolicy):
             plan(pick(view))
         self.pending = set(carriers.values())
         sections = list(truth.justifying_sections)
-        # Traces first (their result takes steps to arrive), then trade documents (the invoice
-        # is named only by the alert page, which leaves RAM after two steps), then the rest.
+        # A counterparty's registry first and traces next (the counterparty and the invoice are
+        # named only by the alert page, which leaves RAM after two steps; a trace's result takes
+        # steps to arrive), then trade documents, then the rest.
         order = {"query_transactions": 0, "request_wire_trace": 0, "verify_customs_invoice": 1}
-        planned.sort(key=lambda a: order.get(a.tool, 2))
+        subject = self.case.public.alert.subject_id
+        planned.sort(key=lambda a: -1 if a.tool == "query_beneficial_ownership"
+                     and a.arguments.get("entity_id") != subject else order.get(a.tool, 2))
         for action in planned:
             yield from self._do(action)
         for subject in truth.subject_ids if truth.suspicious else ():
@@ -91,9 +94,10 @@ class Oracle(ScriptedPolicy):
     def _step(self, action: MemexAction):
         """One action; then, if a pending carrier sits only in the page the next action would
         evict from RAM, write every resident pending carrier to disk."""
-        self.obs = yield action
+        self.obs = result = yield action
         self.seen.update(seen_ids(self.obs))
         yield from self._flush()
+        return result
 
     def _flush(self, everything: bool = False):
         ram = self.obs.context.ram
@@ -116,15 +120,24 @@ class Oracle(ScriptedPolicy):
         """Run a planned action, collecting the trace first whenever it is due."""
         if self._due():
             yield from self._retrieve()
-        yield from self._step(action)
-        if action.tool == "request_wire_trace" and self.obs.error is None:
-            self.job = self.obs.result
+        result = yield from self._step(action)
+        if action.tool == "request_wire_trace" and result.error is None:
+            self.job = result.result
 
     def _retrieve(self):
         job, self.job = self.job, None
         yield from self._step(act("retrieve_async_result", job_id=job["job_id"]))
 
     # ---- where each record is revealed --------------------------------------------------
+    def _is_counterparty(self, entity_id: str) -> bool:
+        """Whether `entity_id` is the other side of an alerted transaction (not the subject)."""
+        pub = self.case.public
+        accounts = {a.id: a.owner_id for a in pub.accounts}
+        alerted = [t for t in pub.transactions if t.id in set(pub.alert.transaction_ids)]
+        return entity_id != pub.alert.subject_id and any(
+            accounts.get(t.from_account or "") == entity_id
+            or accounts.get(t.to_account or "") == entity_id for t in alerted)
+
     def _path_to(self, target: str) -> list[MemexAction]:
         """Tool calls that reveal `target`, starting from what the alert shows."""
         pub = self.case.public
@@ -142,6 +155,10 @@ class Oracle(ScriptedPolicy):
             txn = next(h.transaction_id for h in pub.correspondent_hops if h.id == target)
             return [*self._path_to(txn), act("request_wire_trace", transaction_id=txn)]
         if prefix == "OWN":
+            # A link above a counterparty (its owners) is read from that counterparty.
+            link = next(o for o in pub.ownership if o.id == target)
+            if link.owner_id != subject and self._is_counterparty(link.company_id):
+                return [act("query_beneficial_ownership", entity_id=link.company_id)]
             return [act("query_beneficial_ownership", entity_id=subject)]
         if prefix == "LOG":
             return [act("check_device_overlap", entity_id=subject)]

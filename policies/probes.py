@@ -14,7 +14,7 @@ from memex.models import TOOL_NAMES, MemexAction, MemexObservation
 from memex.policies.base import SeededPolicy
 from memex.policies.scripted import ScriptedPolicy, act, seen_ids
 from memex.scenarios import vocab
-from memex.scenarios.manual import RED_FLAG_CODES, SECTIONS
+from memex.scenarios.manual import RED_FLAG_CODES, SECTIONS, TYPOLOGIES
 
 
 class AlwaysSar(ScriptedPolicy):
@@ -23,7 +23,9 @@ class AlwaysSar(ScriptedPolicy):
     name = "always_sar"
     RULE_TYPOLOGY: ClassVar[dict[str, str]] = {
         "TM-CASH-01": "structuring", "TM-FLOW-02": "layering", "TM-TRADE-03": "trade_based",
-        "TM-PEP-04": "layering"}
+        "TM-PEP-04": "layering", "TM-FUNNEL-05": "funnel_account", "TM-LOAN-06": "loan_back",
+        "TM-SANC-07": "sanctions_evasion", "TM-RE-08": "real_estate",
+        "TM-ELDER-09": "elder_exploitation"}
 
     def script(self, obs):
         yield act("file_sar", subjects=[self.alert["subject"]["entity_id"]],
@@ -128,8 +130,7 @@ class RandomPolicy(SeededPolicy[MemexObservation, MemexAction]):
             "search_compliance_manual": lambda: {"query": rng.choice(vocab.LAST_NAMES)},
             "update_system_prompt": lambda: {"section_id": rng.choice(list(SECTIONS))},
             "file_sar": lambda: {"subjects": [pick("ENT")],
-                                 "typology": rng.choice(("structuring", "layering",
-                                                         "trade_based")),
+                                 "typology": rng.choice(TYPOLOGIES),
                                  "findings": [{"code": rng.choice(list(RED_FLAG_CODES)),
                                                "evidence_ids": [pick("")]}],
                                  "cited_sections": [], "narrative": "random"},

@@ -15,6 +15,15 @@ Every check pairs two views and writes the records of both in either mode:
   holdings is a counterparty; inconsistent, one is.
 - `price` (trade documents vs the market band): consistent, the band brackets the invoiced
   price; inconsistent, it sits well below (over-invoicing) or above (under-invoicing) it.
+- `aggregate_ownership` (the counterparty's registry owners vs the sanctions list, OFAC 50
+  Percent Rule): four owners, each under 50 percent; two of them have sanctions entries.
+  Consistent, one entry is a namesake (another date of birth) or the two confirmed owners
+  hold under 50 percent together; inconsistent, both are confirmed and hold 50 percent or
+  more in aggregate.
+- `authority` (a power of attorney on the customer's file vs the alerted payee): consistent,
+  the attorney-in-fact named in the document is the payee; inconsistent, someone else.
+- `payee_watchlist` (a watchlist entry vs the payee's registry data): the `watchlist` check
+  on the alerted payee instead of the subject.
 
 Both modes write the same records with the same distributions, view by view: an inconsistent
 document amount is a fresh draw of the flow size, an inconsistent last hop or co-user comes
@@ -37,7 +46,10 @@ from memex.scenarios.truth import RedFlag
 
 SOURCE_OF_FUNDS, TRACE, DEVICE, WATCHLIST, HOLDINGS, PRICE = (
     "source_of_funds", "trace", "device", "watchlist", "holdings", "price")
-ALL_CHECKS = (SOURCE_OF_FUNDS, TRACE, DEVICE, WATCHLIST, HOLDINGS, PRICE)
+AGGREGATE_OWNERSHIP, AUTHORITY, PAYEE_WATCHLIST = (
+    "aggregate_ownership", "authority", "payee_watchlist")
+ALL_CHECKS = (SOURCE_OF_FUNDS, TRACE, DEVICE, WATCHLIST, HOLDINGS, PRICE, AGGREGATE_OWNERSHIP,
+              AUTHORITY, PAYEE_WATCHLIST)
 # A document explains the flow when its amount is within this factor of it (fees, gross-ups).
 DOCUMENT_MATCH_FACTOR = 1.04
 DOCUMENT_MISMATCH_FACTOR = 1.6
@@ -63,6 +75,16 @@ DOC_DESCRIPTIONS = {
     "dividend resolution": "Dividend declared by a family company",
     "consultancy agreement": "Consultancy fees under a written agreement",
     "sales contract": "Sales contract with the trading partner",
+    "marketplace payout statement": "Marketplace payouts and buyer payments for the period",
+    "commission statement": "Sales commissions collected from customers on the route",
+    "franchise sales report": "Franchise locations' takings remitted to the operator",
+    "shareholder loan agreement": "Loan from a shareholder, drawdown schedule",
+    "cash pooling agreement": "Group cash-pooling arrangement, sweep and return",
+    "subscription agreement": "Subscription for new shares, capital contribution",
+    "gift letter": "Gift from a family member toward the purchase, signed by the donor",
+    "mortgage commitment": "Bank mortgage commitment for the purchase",
+    "capital contribution agreement": "Members' capital contribution to the company",
+    "member loan agreement": "Loan from a member to the company for the purchase",
 }
 GENERIC_DOCS = ("bank reference letter", "salary certificate", "certificate of incorporation")
 
@@ -156,7 +178,8 @@ def _bank(b: CaseBuilder, country: str) -> str:
     return b.pick(vocab.CORRESPONDENT_BANKS.get(country, ("International Commerce Bank",)))
 
 
-def trace(b: CaseBuilder, s: Surface, ok: bool, reg: Registry) -> Outcome:
+def trace(b: CaseBuilder, s: Surface, ok: bool, reg: Registry,
+          code: str = "ROUND_TRIP") -> Outcome:
     """The traced wire's far end: an unrelated company, or one the subject owns."""
     rng, t = b.rng, s.traced
     if ok:
@@ -182,7 +205,7 @@ def trace(b: CaseBuilder, s: Surface, ok: bool, reg: Registry) -> Outcome:
     links = tuple(x.id for _, x in reg.holdings)
     if ok:
         return Outcome((hop_ids, links))
-    flag = RedFlag(code="ROUND_TRIP", evidence_ids=(*hop_ids, link.id), carrier_ids=(hops[-1].id,))
+    flag = RedFlag(code=code, evidence_ids=(*hop_ids, link.id), carrier_ids=(hops[-1].id,))
     return Outcome((hop_ids, (link.id,)), flag, (last.id,))
 
 
@@ -206,9 +229,9 @@ def device(b: CaseBuilder, s: Surface, ok: bool, reg: Registry) -> Outcome:
     return Outcome((log_ids, tuple(x.id for _, x in reg.holdings)), flag, (other.id,))
 
 
-def watchlist(b: CaseBuilder, s: Surface, ok: bool) -> Outcome:
-    """A hit on the subject's name; only its date tells a namesake from the subject."""
-    subj = s.subject
+def watchlist(b: CaseBuilder, s: Surface, ok: bool, party: Entity | None = None) -> Outcome:
+    """A hit on the subject's (or `party`'s) name; only its date tells a namesake from it."""
+    subj = party or s.subject
     person = subj.kind == "person"
     own_date = subj.date_of_birth if person else subj.incorporation_date
     listed_date = own_date
@@ -256,3 +279,67 @@ def price(b: CaseBuilder, s: Surface, ok: bool, over: bool) -> Outcome:
                    carrier_ids=(*s.customs_ids, band.id))
     return Outcome((s.customs_ids, (band.id,)), flag,
                    (s.partner.id,) if s.partner is not None else ())
+
+
+def _owner_split(b: CaseBuilder) -> list[int]:
+    """Four holdings, each under 50 percent; the two largest always hold more than half."""
+    p1 = b.ri(30, 46)
+    p2 = b.ri(22, p1)
+    rest = 100 - p1 - p2
+    p3 = b.ri((rest + 1) // 2, rest - 4)
+    return [p1, p2, p3, rest - p3]
+
+
+def aggregate_ownership(b: CaseBuilder, s: Surface, ok: bool) -> Outcome:
+    """The counterparty's owners and the sanctions entries on two of them (OFAC 50 Percent
+    Rule: holdings of blocked persons add up)."""
+    partner = s.partner or s.counterparties[0]
+    shares = _owner_split(b)
+    owners = [b.person(customer=False, country=b.pick(vocab.HUB_OWNER_COUNTRIES))
+              for _ in shares]
+    order = list(range(4))
+    b.rng.shuffle(order)
+    links = {i: b.own(owners[i], partner, float(shares[i])) for i in order}
+    pairs = [(i, j) for i in range(4) for j in range(i + 1, 4)]
+    namesake = ok and b.rng.random() < 0.5
+    if ok and not namesake:
+        pairs = [p for p in pairs if shares[p[0]] + shares[p[1]] < 50]
+    elif not ok:
+        pairs = [p for p in pairs if shares[p[0]] + shares[p[1]] >= 50]
+    listed = list(b.pick(pairs))
+    b.rng.shuffle(listed)
+    other = listed[0] if namesake else None
+    entries = []
+    for i in listed:
+        owner = owners[i]
+        dob = owner.date_of_birth
+        while i == other and dob == owner.date_of_birth:
+            dob = b.dob(30, 75)
+        entries.append(b.watch("sanctions", owner.name, owner.country,
+                               f"SDN list, programme {b.pick(SANCTIONS_PROGRAMS)}", dob=dob))
+    link_ids = tuple(links[i].id for i in order)
+    entry_ids = tuple(e.id for e in entries)
+    if ok:
+        return Outcome((link_ids, entry_ids))
+    listed_links = tuple(links[i].id for i in listed)
+    flag = RedFlag(code="BLOCKED_AGGREGATE_OWNERSHIP", evidence_ids=(*listed_links, *entry_ids),
+                   carrier_ids=(*listed_links, *entry_ids))
+    return Outcome((link_ids, entry_ids), flag, (partner.id,))
+
+
+def authority(b: CaseBuilder, s: Surface, ok: bool) -> Outcome:
+    """A durable power of attorney on the customer's file: does it name the alerted payee?"""
+    payee = s.payee or s.subject
+    agent = payee.name if ok else b.person_name()
+    poa = b.supporting("durable power of attorney",
+                       "Attorney-in-fact appointed to act on the customer's accounts", None,
+                       b.past_date(120, 1800), agent)
+    extra = b.supporting(b.pick(("pension statement", "bank reference letter")),
+                         "Standard due-diligence document", None, b.past_date(200, 900))
+    sof = b.sof(s.subject, "pension and savings; authorities on file", (poa, extra))
+    if ok:
+        return Outcome(((sof.id, poa.id, extra.id),))
+    paid = tuple(t.id for t in s.alert_txns if t.channel != "cash")
+    flag = RedFlag(code="PAYEE_NOT_AUTHORISED", evidence_ids=(sof.id, poa.id, *paid),
+                   carrier_ids=(poa.id,))
+    return Outcome(((sof.id, poa.id, extra.id),), flag, (payee.id,))

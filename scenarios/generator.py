@@ -20,17 +20,39 @@ from __future__ import annotations
 
 import random
 
-from memex.scenarios.benign import cash_business, fair_trade, payroll_fanout, pep_wealth
+from memex.scenarios.benign import (
+    cash_business,
+    documented_purchase,
+    fair_trade,
+    family_support,
+    group_funding,
+    marketplace_seller,
+    payroll_fanout,
+    pep_wealth,
+    screened_hub_trade,
+)
 from memex.scenarios.builder import CaseBuilder
 from memex.scenarios.case import Case
 from memex.scenarios.kinds import KindSpec
 from memex.scenarios.model import DIFFICULTIES, Difficulty
-from memex.scenarios.typologies import layering, structuring, trade_based
+from memex.scenarios.typologies import (
+    elder_exploitation,
+    funnel_account,
+    layering,
+    loan_back,
+    real_estate,
+    sanctions_evasion,
+    structuring,
+    trade_based,
+)
 
 KINDS: dict[str, KindSpec] = {
     spec.name: spec for spec in (
-        structuring.KIND, layering.KIND, trade_based.KIND,
+        structuring.KIND, layering.KIND, trade_based.KIND, funnel_account.KIND, loan_back.KIND,
+        sanctions_evasion.KIND, real_estate.KIND, elder_exploitation.KIND,
         cash_business.KIND, payroll_fanout.KIND, fair_trade.KIND, pep_wealth.KIND,
+        marketplace_seller.KIND, group_funding.KIND, screened_hub_trade.KIND,
+        documented_purchase.KIND, family_support.KIND,
     )
 }
 SUSPICIOUS_KINDS = tuple(name for name, spec in KINDS.items() if spec.suspicious)
@@ -75,6 +97,17 @@ def resolve_kind(kind: str | None, u: float, benign_share: float) -> str:
     return kind
 
 
+def variant_of(seed: int, difficulty: Difficulty, kind: str) -> str:
+    """The variant `generate(seed, difficulty, kind)` builds, without building the case."""
+    rng = random.Random(f"memex|{seed}|{difficulty}")
+    rng.random()
+    u_variant = rng.random()
+    spec = KINDS[kind]
+    pool = spec.variants if split_of(seed) == "test" else tuple(
+        v for v in spec.variants if v not in spec.holdout_variants)
+    return _pick(pool, u_variant)
+
+
 def generate(seed: int, difficulty: Difficulty = "medium", kind: str | None = None, *,
              variant: str | None = None, benign_share: float = DEFAULT_BENIGN_SHARE) -> Case:
     """Generate one case. `kind` is a kind name, 'benign', 'suspicious' or None (sampled with
@@ -93,3 +126,19 @@ def generate(seed: int, difficulty: Difficulty = "medium", kind: str | None = No
     elif variant not in spec.variants:
         raise ValueError(f"kind {spec.name!r} has variants {spec.variants}, not {variant!r}")
     return spec.build(CaseBuilder(rng, difficulty), variant)
+
+
+def generate_from_plan(plan, seed: int) -> Case:
+    """The case of a validated `scenarios.plan.CasePlan` and a seed (use `scenarios.plan.build`
+    for unvalidated input). Same RNG and draws as `generate`, so a plan fixing only kind,
+    variant and difficulty gives `generate(seed, difficulty, kind, variant=variant)`."""
+    from memex.scenarios.story import build_case
+
+    rng = random.Random(f"memex|{seed}|{plan.difficulty}")
+    rng.random(), rng.random()  # the kind and variant draws `generate` makes first
+    spec = KINDS[plan.kind]
+    b = CaseBuilder(rng, plan.difficulty)
+    b.knobs = plan.knobs()
+    return build_case(b, kind=spec.name, variant=plan.variant, scheme=plan.scheme(),
+                      suspicious=spec.suspicious, typology=spec.name if spec.suspicious else None,
+                      layout=plan.layout())

@@ -24,7 +24,19 @@ BENEFICIAL_OWNER_PERCENT = 25.0
 OFAC_AGGREGATE_OWNERSHIP_PERCENT = 50.0
 PRICE_DEVIATION_TOLERANCE = 0.25
 
-TYPOLOGIES: tuple[str, ...] = ("structuring", "layering", "trade_based")
+TYPOLOGIES: tuple[str, ...] = ("structuring", "layering", "trade_based", "funnel_account",
+                               "loan_back", "sanctions_evasion", "real_estate",
+                               "elder_exploitation")
+# Figures of the typology sections (11.x), stated once.
+FUNNEL_MIN_DEPOSITS = 10
+FUNNEL_MIN_LOCATIONS = 3
+FUNNEL_MIN_TOTAL_USD = 15_000.0
+FUNNEL_SENT_ON_SHARE = 0.70
+LOAN_MIN_USD = 150_000.0
+LOAN_LOOKBACK_DAYS = 45
+GTO_PURCHASE_THRESHOLD_USD = 300_000.0
+ELDER_MIN_AGE = 65
+ELDER_ACTIVITY_MULTIPLE = 3.0
 
 
 @dataclass(frozen=True)
@@ -64,6 +76,21 @@ RED_FLAG_CODES: dict[str, str] = {
                                    "not match the amount of the activity it is said to explain.",
     "UNDISCLOSED_RELATED_PARTY": "A counterparty presented as independent that the company "
                                  "registry shows the subject owns.",
+    "FUNNEL_ACCOUNT_ACTIVITY": "Deposits into one account from many branches or senders, "
+                               "moved on within days.",
+    "LOAN_BACK": "A loan or investment whose funds trace back to a company the borrower owns.",
+    "BLOCKED_AGGREGATE_OWNERSHIP": "A counterparty owned 50 percent or more in aggregate by "
+                                   "confirmed blocked persons.",
+    "TRANSSHIPMENT_HUB": "High-priority goods traded with a counterparty in a known "
+                         "transshipment jurisdiction.",
+    "ALL_CASH_PROPERTY_PURCHASE": "Real property bought without bank financing, paid by wire "
+                                  "to a title or escrow agent.",
+    "UNEXPLAINED_PURCHASE_FUNDS": "Funds for a property purchase that the documents on file "
+                                  "do not explain.",
+    "ELDER_ACTIVITY_CHANGE": "A sudden change in an older customer's outgoing payments to a "
+                             "new payee.",
+    "PAYEE_NOT_AUTHORISED": "An older customer's payee who is not the attorney-in-fact named "
+                            "on the customer's file.",
 }
 
 
@@ -311,8 +338,8 @@ _SECTIONS: tuple[tuple[str, str, str], ...] = (
      "them."),
     ("9.3", "Red-flag catalogue",
      "Findings use only these codes: " + ", ".join(RED_FLAG_CODES) + ". Each finding lists the "
-     "identifiers of the records that evidence it. Typology labels: structuring, layering, "
-     "trade_based."),
+     "identifiers of the records that evidence it. Typology labels: " + ", ".join(TYPOLOGIES)
+     + "."),
     ("9.4", "Identifying subjects",
      "Subjects are the persons and entities that conducted the activity or benefited from it, "
      "including the ultimate beneficial owner behind companies. Counterparties with no role in "
@@ -321,7 +348,8 @@ _SECTIONS: tuple[tuple[str, str, str], ...] = (
     ("10.1", "Elder financial exploitation",
      "Sudden withdrawals by an elderly customer, new authorised signers, or a caregiver taking "
      "control of accounts may indicate exploitation (FinCEN advisory FIN-2022-A002). Use the "
-     "term ELDER FINANCIAL EXPLOITATION in the SAR narrative."),
+     "term ELDER FINANCIAL EXPLOITATION in the SAR narrative. Alerts under rule TM-ELDER-09 "
+     "are worked under 11.10 to 11.12."),
     ("10.2", "Cheque kiting",
      "Kiting exploits float between accounts at different banks: cheques are written and "
      "deposited back and forth to inflate balances before they clear. Look for round-number "
@@ -357,10 +385,88 @@ _SECTIONS: tuple[tuple[str, str, str], ...] = (
      "chain."),
     ("10.11", "Funnel accounts",
      "Cash deposited in one region and withdrawn quickly in another, often by different people, "
-     "may indicate a funnel account used for trade or drug proceeds (FIN-2014-A005)."),
+     "may indicate a funnel account used for trade or drug proceeds (FIN-2014-A005). Alerts "
+     "under rule TM-FUNNEL-05 are worked under 11.1 and 11.2."),
     ("10.12", "Account takeover and ACH fraud",
      "Changed contact details followed by new payees and outgoing ACH to unfamiliar accounts "
      "suggest account takeover; verify with the customer through a known channel."),
+    # 11. Further typologies and their look-alikes
+    ("11.1", "Funnel accounts and money mules",
+     f"Rule TM-FUNNEL-05 fires on {FUNNEL_MIN_DEPOSITS} or more deposits from "
+     f"{FUNNEL_MIN_LOCATIONS} or more branches or senders totalling more than "
+     f"${FUNNEL_MIN_TOTAL_USD:,.0f} in 30 days, with {FUNNEL_SENT_ON_SHARE:.0%} or more sent on "
+     "within 5 days (FinCEN FIN-2014-A005; FBI and FinCEN money-mule guidance). The pattern "
+     "alone is not suspicious. File a SAR when the declared business does not explain the "
+     "deposits (5.2), the outgoing wire ends at a company the customer controls (7.3), or the "
+     "account is run from a device that also runs unrelated accounts (3.6). Cite "
+     "FUNNEL_ACCOUNT_ACTIVITY with the deposits and RAPID_PASS_THROUGH with the wires out."),
+    ("11.2", "Dispersed receipts with a documented business",
+     "Marketplace sellers, franchise operators and travelling salespeople are paid from many "
+     "places and pay suppliers soon after. Close a TM-FUNNEL-05 alert when a payout statement, "
+     "commission statement or franchise sales report matches the deposits within 4 percent, "
+     "or the other views all hold; record which document was matched."),
+    ("11.3", "Round-tripping and loan-back",
+     f"Rule TM-LOAN-06 fires on a loan drawdown or capital contribution of "
+     f"${LOAN_MIN_USD:,.0f} or more received within {LOAN_LOOKBACK_DAYS} days of an outgoing "
+     "transfer of at least half that amount. In a loan-back the customer's own money, sent "
+     "out through related companies, returns as a loan or investment (FATF, Money Laundering "
+     "Using Trust and Company Service Providers, 2010; FATF-Egmont, Concealment of Beneficial "
+     "Ownership, 2018). Cite LOAN_BACK when the origin trace of the loan ends at a company the "
+     "customer owns; UNDISCLOSED_RELATED_PARTY when the registry shows it owning the lender."),
+    ("11.4", "Intra-group funding, cash pooling and shareholder loans",
+     "Groups sweep cash to a pool and back, shareholders lend to their companies, and "
+     "investors subscribe for shares. Close a TM-LOAN-06 alert when the loan, cash-pooling or "
+     "subscription agreement matches the amount within 4 percent, or the loan's origin and "
+     "the lender's ownership are independent of the customer."),
+    ("11.5", "Sanctions evasion through front companies and transshipment",
+     "Rule TM-SANC-07 fires on trade payments of $25,000 or more in 30 days for Common High "
+     "Priority List goods with a counterparty in a transshipment jurisdiction (FinCEN and BIS "
+     "joint alerts FIN-2022-A003 and FIN-2023-NTCA002: the UAE, Turkiye, Armenia, Georgia, "
+     "Kazakhstan, Kyrgyzstan and Hong Kong among others). The hub alone is not a violation. "
+     "File when the partner is blocked under the 50 Percent Rule (11.6), is the customer's own "
+     "company, or the proceeds return to the customer. Cite TRANSSHIPMENT_HUB with the "
+     "payments."),
+    ("11.6", "Adding up blocked ownership",
+     "Under OFAC's guidance of 13 August 2014 an entity is blocked when blocked persons own 50 "
+     "percent or more of it, directly or indirectly, in aggregate. Query the counterparty's "
+     "owners, screen each owner, and confirm a hit by date of birth (4.3); add the "
+     "percentages of confirmed owners only. 50 percent or more: cite "
+     "BLOCKED_AGGREGATE_OWNERSHIP with the ownership links and the list entries. Under 50 "
+     "percent, or a namesake: not blocked, document the computation."),
+    ("11.7", "Hub trade that clears screening",
+     "Trade through a transshipment jurisdiction is lawful when the partner is not blocked, "
+     "is independent of the customer and the funds do not return. Close a TM-SANC-07 alert "
+     "with the owners screened and their confirmed holdings under 50 percent, or the other "
+     "views all holding."),
+    ("11.8", "Real estate bought with unexplained funds",
+     f"Rule TM-RE-08 fires on a payment of ${GTO_PURCHASE_THRESHOLD_USD:,.0f} or more to a "
+     "title, escrow or settlement agent funded by transfers in the prior 30 days, the "
+     "threshold of FinCEN's residential real-estate geographic targeting orders for purchases "
+     "by legal entities without bank financing (see also advisory FIN-2017-A003). Cite "
+     "ALL_CASH_PROPERTY_PURCHASE with the purchase, and UNEXPLAINED_PURCHASE_FUNDS when the "
+     "documents on file do not match the funds within 4 percent."),
+    ("11.9", "Documented property purchases",
+     "A purchase is explained when a mortgage commitment, sale deed of a previous property, "
+     "signed gift letter or members' agreement matches the funds within 4 percent, or when "
+     "the funders are independent and the funds do not trace back to the buyer. Close a "
+     "TM-RE-08 alert citing the document matched."),
+    ("11.10", "Elder financial exploitation",
+     f"Rule TM-ELDER-09 fires for a customer aged {ELDER_MIN_AGE} or over whose outgoing "
+     f"payments in 30 days exceed {ELDER_ACTIVITY_MULTIPLE:.0f} times the prior six months' "
+     "monthly average, to a payee first paid in the window. FinCEN advisory FIN-2022-A002 "
+     "lists sudden changes in activity, new caregivers, relatives or online contacts "
+     "receiving funds, and access from new devices. Cite ELDER_ACTIVITY_CHANGE with the "
+     "payments; PAYEE_NOT_AUTHORISED when the power of attorney names someone else (11.12)."),
+    ("11.11", "Family support and attorney payments",
+     "Payments by an older customer to a relative or an appointed attorney-in-fact are "
+     "expected when a durable power of attorney on file names that payee, the devices on the "
+     "account are the customer's or a company it owns, and screening of the payee clears. "
+     "Close a TM-ELDER-09 alert citing the document."),
+    ("11.12", "Powers of attorney",
+     "A durable power of attorney names the agent who may act on the customer's accounts. "
+     "Compare the agent's name with the payee of the alerted payments: the agent acting "
+     "within the mandate explains them; a payee who is not the named agent does not, and "
+     "supports PAYEE_NOT_AUTHORISED with the document."),
 )
 
 SECTIONS: dict[str, Section] = {sid: Section(sid, title, text) for sid, title, text in _SECTIONS}

@@ -24,7 +24,17 @@ from memex.scenarios import checks as ck
 from memex.scenarios.background import decoys
 from memex.scenarios.builder import CaseBuilder
 from memex.scenarios.case import Case
-from memex.scenarios.rules import CASH_AGGREGATE, FUNDS_FANOUT, HIGH_RISK_TRADE, PEP_TRANSFER
+from memex.scenarios.rules import (
+    CASH_AGGREGATE,
+    ELDER_ACTIVITY,
+    FUNDS_FANOUT,
+    FUNNEL_DEPOSITS,
+    HIGH_RISK_TRADE,
+    HUB_TRADE,
+    LOAN_INFLOW,
+    PEP_TRANSFER,
+    PROPERTY_PURCHASE,
+)
 from memex.scenarios.surfaces import SURFACES
 from memex.scenarios.truth import GroundTruth, RedFlag
 
@@ -36,16 +46,36 @@ POOLS: dict[str, tuple[str, ...]] = {
     TRADE: (ck.PRICE, ck.TRACE, ck.DEVICE, ck.WATCHLIST, ck.HOLDINGS),
     PEP: (ck.SOURCE_OF_FUNDS, ck.TRACE, ck.DEVICE, ck.WATCHLIST, ck.HOLDINGS),
 }
+FUNNEL, LOAN, HUB, PROPERTY, ELDER = (r.code for r in (
+    FUNNEL_DEPOSITS, LOAN_INFLOW, HUB_TRADE, PROPERTY_PURCHASE, ELDER_ACTIVITY))
+POOLS.update({
+    FUNNEL: (ck.SOURCE_OF_FUNDS, ck.TRACE, ck.DEVICE, ck.WATCHLIST),
+    LOAN: (ck.SOURCE_OF_FUNDS, ck.TRACE, ck.DEVICE, ck.WATCHLIST, ck.HOLDINGS),
+    HUB: (ck.AGGREGATE_OWNERSHIP, ck.TRACE, ck.DEVICE, ck.WATCHLIST, ck.HOLDINGS),
+    PROPERTY: (ck.SOURCE_OF_FUNDS, ck.TRACE, ck.DEVICE, ck.WATCHLIST, ck.HOLDINGS),
+    ELDER: (ck.AUTHORITY, ck.DEVICE, ck.PAYEE_WATCHLIST),
+})
 # Checks whose failure shows in one view only; a second failing check joins them.
-SINGLE_VIEW = {ck.SOURCE_OF_FUNDS, ck.WATCHLIST, ck.HOLDINGS}
+SINGLE_VIEW = {ck.SOURCE_OF_FUNDS, ck.WATCHLIST, ck.HOLDINGS, ck.AGGREGATE_OWNERSHIP,
+               ck.AUTHORITY, ck.PAYEE_WATCHLIST}
 SOF_FLAG = {CASH: "UNSUPPORTED_SOURCE_OF_FUNDS", FLOW: "UNSUPPORTED_SOURCE_OF_FUNDS",
-            PEP: "PEP_UNEXPLAINED_WEALTH", TRADE: "UNSUPPORTED_SOURCE_OF_FUNDS"}
-SAR_SECTION = {CASH: "2.1", FLOW: "7.1", TRADE: "6.1", PEP: "5.4"}
-CLOSE_SECTION = {CASH: "8.1", FLOW: "8.2", TRADE: "6.6", PEP: "5.3"}
+            PEP: "PEP_UNEXPLAINED_WEALTH", TRADE: "UNSUPPORTED_SOURCE_OF_FUNDS",
+            FUNNEL: "UNSUPPORTED_SOURCE_OF_FUNDS", LOAN: "UNSUPPORTED_SOURCE_OF_FUNDS",
+            PROPERTY: "UNEXPLAINED_PURCHASE_FUNDS"}
+# A trace that ends at the customer's own company: round-tripping, or, for an inbound loan,
+# a loan-back.
+TRACE_FLAG = {LOAN: "LOAN_BACK"}
+SAR_SECTION = {CASH: "2.1", FLOW: "7.1", TRADE: "6.1", PEP: "5.4", FUNNEL: "11.1",
+               LOAN: "11.3", HUB: "11.5", PROPERTY: "11.8", ELDER: "11.10"}
+CLOSE_SECTION = {CASH: "8.1", FLOW: "8.2", TRADE: "6.6", PEP: "5.3", FUNNEL: "11.2",
+                 LOAN: "11.4", HUB: "11.7", PROPERTY: "11.9", ELDER: "11.11"}
 FAIL_SECTION = {ck.SOURCE_OF_FUNDS: "5.2", ck.TRACE: "7.3", ck.DEVICE: "3.6",
-                ck.WATCHLIST: "4.4", ck.HOLDINGS: "3.2", ck.PRICE: "6.2"}
+                ck.WATCHLIST: "4.4", ck.HOLDINGS: "3.2", ck.PRICE: "6.2",
+                ck.AGGREGATE_OWNERSHIP: "11.6", ck.AUTHORITY: "11.12",
+                ck.PAYEE_WATCHLIST: "4.4"}
 OK_SECTION = {ck.SOURCE_OF_FUNDS: "5.2", ck.TRACE: "7.6", ck.DEVICE: "3.6",
-              ck.WATCHLIST: "4.3", ck.HOLDINGS: "3.2", ck.PRICE: "6.2"}
+              ck.WATCHLIST: "4.3", ck.HOLDINGS: "3.2", ck.PRICE: "6.2",
+              ck.AGGREGATE_OWNERSHIP: "11.6", ck.AUTHORITY: "11.12", ck.PAYEE_WATCHLIST: "4.3"}
 
 
 @dataclass(frozen=True)
@@ -58,17 +88,21 @@ class Scheme:
 
 
 def build_case(b: CaseBuilder, *, kind: str, variant: str, scheme: Scheme, suspicious: bool,
-               typology: str | None) -> Case:
+               typology: str | None, layout: tuple[tuple[str, ...], str | None] | None = None,
+               ) -> Case:
+    """`layout` (from `scenarios.plan`, already validated there) fixes step 2 instead of drawing
+    it: (the checks present after the anchor, the second failing check or None)."""
     rng = b.rng
     rule = scheme.rule
     s = SURFACES[rule](b)
     pool = POOLS[rule]
     others = [c for c in pool if c != scheme.anchor]
-    present = [scheme.anchor, *rng.sample(others, min(len(others), b.knobs.cross_checks - 1))]
+    present = [scheme.anchor, *(layout[0] if layout is not None else rng.sample(
+        others, min(len(others), b.knobs.cross_checks - 1)))]
     failing = {scheme.anchor} if suspicious else set()
     if suspicious and scheme.anchor in SINGLE_VIEW:
         second = [c for c in present[1:] if c not in SINGLE_VIEW] or present[1:]
-        failing.add(b.pick(second))
+        failing.add(layout[1] if layout is not None and layout[1] in second else b.pick(second))
 
     counterparty = None
     if ck.HOLDINGS in failing and s.counterparties:
@@ -85,13 +119,19 @@ def build_case(b: CaseBuilder, *, kind: str, variant: str, scheme: Scheme, suspi
         elif check == ck.SOURCE_OF_FUNDS:
             outcomes[check] = ck.source_of_funds(b, s, ok, SOF_FLAG[rule])
         elif check == ck.TRACE:
-            outcomes[check] = ck.trace(b, s, ok, reg)
+            outcomes[check] = ck.trace(b, s, ok, reg, TRACE_FLAG.get(rule, "ROUND_TRIP"))
         elif check == ck.DEVICE:
             outcomes[check] = ck.device(b, s, ok, reg)
         elif check == ck.WATCHLIST:
             outcomes[check] = ck.watchlist(b, s, ok)
         elif check == ck.HOLDINGS:
             outcomes[check] = ck.holdings(s, ok, reg, counterparty)
+        elif check == ck.AGGREGATE_OWNERSHIP:
+            outcomes[check] = ck.aggregate_ownership(b, s, ok)
+        elif check == ck.AUTHORITY:
+            outcomes[check] = ck.authority(b, s, ok)
+        elif check == ck.PAYEE_WATCHLIST:
+            outcomes[check] = ck.watchlist(b, s, ok, s.payee)
     if ck.SOURCE_OF_FUNDS not in pool:
         ck.generic_source_of_funds(b, s)
     # Everyone banks online from a device of their own.

@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import date, timedelta
 
 from memex.scenarios import vocab
 from memex.scenarios.background import business_banking, personal_banking
@@ -34,7 +34,17 @@ from memex.scenarios.builder import CaseBuilder
 from memex.scenarios.difficulty import ALERT_WINDOW_DAYS
 from memex.scenarios.manual import CTR_THRESHOLD_USD
 from memex.scenarios.model import Account, AlertRule, Entity, Transaction
-from memex.scenarios.rules import CASH_AGGREGATE, FUNDS_FANOUT, HIGH_RISK_TRADE, PEP_TRANSFER
+from memex.scenarios.rules import (
+    CASH_AGGREGATE,
+    ELDER_ACTIVITY,
+    FUNDS_FANOUT,
+    FUNNEL_DEPOSITS,
+    HIGH_RISK_TRADE,
+    HUB_TRADE,
+    LOAN_INFLOW,
+    PEP_TRANSFER,
+    PROPERTY_PURCHASE,
+)
 from memex.scenarios.truth import RedFlag
 
 
@@ -62,6 +72,7 @@ class Surface:
     unit_price: float | None = None
     customs_ids: tuple[str, ...] = ()
     partner: Entity | None = None
+    payee: Entity | None = None          # the new payee of an older customer's payments
 
 
 def _log_uniform(b: CaseBuilder, lo: float, hi: float) -> float:
@@ -316,11 +327,24 @@ SOLE_TRADERS = (("sole trader, import and export", 140_000),
 
 
 def trade_surface(b: CaseBuilder) -> Surface:
+    return _trade_like(b, HIGH_RISK_TRADE, vocab.HIGH_RISK_SUPPLIER_COUNTRIES,
+                       vocab.SUPPLIER_COMMODITIES, "HIGH_RISK_JURISDICTION")
+
+
+def hub_trade_surface(b: CaseBuilder) -> Surface:
+    """TM-SANC-07: the trade surface with a partner in a transshipment jurisdiction trading
+    Common High Priority List goods (FinCEN/BIS alert FIN-2022-A003)."""
+    return _trade_like(b, HUB_TRADE, vocab.TRANSSHIPMENT_HUBS, vocab.HUB_COMMODITIES,
+                       "TRANSSHIPMENT_HUB")
+
+
+def _trade_like(b: CaseBuilder, rule: AlertRule, countries: tuple[str, ...],
+                commodities_of: dict[str, tuple[str, ...]], surface_code: str) -> Surface:
     rng, k = b.rng, b.knobs
     person = rng.random() < 0.3
-    company_like = _company_factory(b, vocab.HIGH_RISK_SUPPLIER_COUNTRIES, 0.25)
+    company_like = _company_factory(b, countries, 0.25)
     partner = company_like()
-    commodity = rng.choice(vocab.SUPPLIER_COMMODITIES[partner.country])
+    commodity = rng.choice(commodities_of[partner.country])
     _, unit, low, high, lots = next(c for c in vocab.COMMODITIES if c[0] == commodity)
     # Commodity prices move a lot over two years; the case's level is its own draw.
     price = (low + high) / 2 * _log_uniform(b, 0.55, 1.8)
@@ -368,10 +392,9 @@ def trade_surface(b: CaseBuilder) -> Surface:
                               payer, payee, memo=f"PAYMENT INVOICE {inv.id}", reference=inv.id))
     payments.sort(key=lambda t: (t.timestamp, t.id))
     ids = tuple(t.id for t in payments)
-    flags = [RedFlag(code="HIGH_RISK_JURISDICTION", evidence_ids=(partner.id, *ids),
-                     carrier_ids=ids)]
+    flags = [RedFlag(code=surface_code, evidence_ids=(partner.id, *ids), carrier_ids=ids)]
     return Surface(
-        rule=HIGH_RISK_TRADE, subject=subject, account=acct, alert_txns=payments,
+        rule=rule, subject=subject, account=acct, alert_txns=payments,
         figures={"trade_payments_usd": sum(t.amount_usd for t in payments),
                  "payments": len(payments)},
         directors=directors, counterparties=[partner], traced=payments[0],
@@ -449,9 +472,289 @@ def pep_surface(b: CaseBuilder) -> Surface:
         doc_counterparty=payer.name, company_like=company_like, people=[subject, *directors])
 
 
+# ---- TM-FUNNEL-05 -----------------------------------------------------------------------------
+
+FUNNEL_IN_MEMOS = ("P2P TRANSFER", "MOBILE DEPOSIT", "ONLINE TRANSFER")
+FUNNEL_OUT_MEMOS = ("INVENTORY PURCHASE", "SUPPLIER PAYMENT", "WHOLESALE ORDER",
+                    "INVOICE SETTLEMENT", "TRANSFER")
+
+
+def _funnel_amounts(b: CaseBuilder) -> list[float]:
+    """Ten to twenty deposits of a few hundred to a few thousand dollars, over $15,000."""
+    level = _log_uniform(b, 900, 3_200)
+    out: list[float] = []
+    while len(out) < b.ri(10, 14) + b.knobs.branches or sum(out) <= 16_000:
+        out.append(round(level * b.rng.lognormvariate(0, 0.35), b.pick((2, 0, -1))))
+    return out
+
+
+def funnel_surface(b: CaseBuilder) -> Surface:
+    """TM-FUNNEL-05: deposits arriving from many branches or senders, most of it sent on
+    within days (FinCEN FIN-2014-A005 funnel accounts; the same shape as a marketplace
+    seller's or a travelling salesperson's receipts)."""
+    rng, k = b.rng, b.knobs
+    person = rng.random() < 0.6
+    amounts = _funnel_amounts(b)
+    total = sum(amounts)
+    expected = _expected(b, total, cash=True)
+    if person:
+        subject = _person_subject(b, rng.choice(vocab.DISPERSED_EARNERS),
+                                  employer=b.company_name("US"), **expected)
+        directors: list[Entity] = []
+        acct = b.account(subject, ours=True)
+        personal_banking(b, subject, acct, subject.declared_annual_income_usd or 50_000)
+    else:
+        subject, directors = _company_subject(b, rng.choice(vocab.DISPERSED_BUSINESSES),
+                                              expected=expected)
+        acct = b.account(subject, ours=True, kind="business")
+        business_banking(b, subject, acct, (subject.declared_annual_turnover_usd or 9e5) / 12,
+                         card_share=0.3, staff=max(2, min(subject.employees or 2, 40)))
+    senders = [b.person(customer=False) for _ in range(b.ri(3, 6 + k.branches))]
+    sender_accts = [b.account(p, ours=False) for p in senders]
+    branches = rng.sample(vocab.BRANCHES, min(len(vocab.BRANCHES), b.ri(3, 3 + k.branches)))
+    cash_share = rng.uniform(0.2, 0.8)
+    last = b.ri(2, 8)
+    deposits = []
+    for i, amount in enumerate(amounts):
+        when = b.days_ago(last + b.ri(1, k.spread_days + 6))
+        j = i % len(senders)
+        if rng.random() < cash_share:
+            deposits.append(b.txn(when, amount, "cash", None, acct, conducted_by=senders[j],
+                                  branch=branches[i % len(branches)], memo="CASH DEPOSIT"))
+        else:
+            deposits.append(b.txn(when, amount, "ach", sender_accts[j], acct,
+                                  memo=b.pick(FUNNEL_IN_MEMOS)))
+    deposits.sort(key=lambda t: (t.timestamp, t.id))
+    company_like = _company_factory(b, ("US", "US", "US", "MX", "CN", "HK", "AE", "CO", "GB"),
+                                    0.4)
+    payees = [company_like() for _ in range(b.ri(1, 3))]
+    weights = [rng.uniform(0.5, 1.5) for _ in payees]
+    sent = total * rng.uniform(0.72, 0.95)
+    memo = b.pick(FUNNEL_OUT_MEMOS)
+    outflows = [b.txn(b.days_ago(b.ri(1, last)), sent * w / sum(weights), "wire", acct,
+                      b.account(p, ours=False), memo=memo)
+                for p, w in zip(payees, weights, strict=True)]
+    if rng.random() < 0.5:  # the same routine runs through the history, smaller
+        for d in range(ALERT_WINDOW_DAYS + b.ri(2, 6), ALERT_WINDOW_DAYS + k.history_days,
+                       b.ri(4, 9)):
+            j = b.ri(0, len(senders) - 1)
+            b.txn(b.days_ago(d), b.pick(amounts) * rng.uniform(0.5, 0.9), "ach",
+                  sender_accts[j], acct, memo=b.pick(FUNNEL_IN_MEMOS))
+    dep_ids = tuple(t.id for t in deposits)
+    out_ids = tuple(t.id for t in outflows)
+    flags = [RedFlag(code="FUNNEL_ACCOUNT_ACTIVITY", evidence_ids=dep_ids, carrier_ids=dep_ids),
+             RedFlag(code="RAPID_PASS_THROUGH", evidence_ids=dep_ids + out_ids,
+                     carrier_ids=out_ids)]
+    kinds = ("marketplace payout statement", "commission statement",
+             "business income statement") if person else (
+        "franchise sales report", "marketplace payout statement", "audited accounts extract")
+    return Surface(
+        rule=FUNNEL_DEPOSITS, subject=subject, account=acct, alert_txns=deposits + outflows,
+        figures={"deposits": len(deposits), "deposits_usd": total,
+                 "locations_and_senders": len({t.branch or t.from_account for t in deposits}),
+                 "sent_on_usd": sum(t.amount_usd for t in outflows)},
+        directors=directors, counterparties=payees,
+        traced=max(outflows, key=lambda t: (t.amount_usd, t.id)), trace_direction="onward",
+        flow_total=total, resample_total=lambda: sum(_funnel_amounts(b)), doc_kinds=kinds,
+        doc_counterparty=None, company_like=company_like, people=[subject, *directors],
+        flags=flags)
+
+
+# ---- TM-LOAN-06 -------------------------------------------------------------------------------
+
+LOAN_OUT_MEMOS = ("INVESTMENT", "INTERCOMPANY TRANSFER", "CONSULTANCY FEE", "ADVANCE PAYMENT",
+                  "CASH POOL SWEEP")
+LOAN_IN_MEMOS = ("LOAN DRAWDOWN", "SHAREHOLDER LOAN", "CAPITAL CONTRIBUTION",
+                 "CASH POOL RETURN", "FACILITY ADVANCE")
+
+
+def _loan_amount(b: CaseBuilder) -> float:
+    amount = _log_uniform(b, 160_000, 2_500_000)
+    return round(amount, -3) if b.rng.random() < 0.5 else amount
+
+
+def loan_surface(b: CaseBuilder) -> Surface:
+    """TM-LOAN-06: money goes out, and about as much comes back as a loan or a capital
+    contribution (the shape of FATF's loan-back and of intra-group funding alike)."""
+    rng = b.rng
+    person = rng.random() < 0.2
+    amount = _loan_amount(b)
+    expected = _expected(b, amount / 3, cash=False)
+    if person:
+        subject = _person_subject(b, rng.choice(vocab.OCCUPATIONS_AFFLUENT),
+                                  employer=b.company_name("US"), **expected)
+        directors: list[Entity] = []
+        acct = b.account(subject, ours=True, kind=rng.choice(("checking", "private_banking")))
+        personal_banking(b, subject, acct, subject.declared_annual_income_usd or 400_000)
+    else:
+        country = rng.choice(("US", "US", "US", "GB", "CY"))
+        subject, directors = _company_subject(b, rng.choice(FLOW_BUSINESSES), country=country,
+                                              expected=expected)
+        acct = b.account(subject, ours=True, kind="business")
+        business_banking(b, subject, acct, (subject.declared_annual_turnover_usd or 3e6) / 12,
+                         card_share=0.05, staff=max(2, min(subject.employees or 2, 40)))
+    company_like = _company_factory(b, ("US", "US", "GB", "CY", "VG", "KY", "LU", "AE", "SG",
+                                        "MT"), 0.45)
+    recipient, lender = company_like(), company_like()
+    out_day = b.ri(14, 29)
+    out = b.txn(b.days_ago(out_day), amount * rng.uniform(0.8, 1.2), "wire", acct,
+                b.account(recipient, ours=False), memo=b.pick(LOAN_OUT_MEMOS))
+    loan = b.txn(b.days_ago(max(1, out_day - b.ri(3, 12))), amount, "wire",
+                 b.account(lender, ours=False, kind="business"), acct,
+                 memo=b.pick(LOAN_IN_MEMOS))
+    if rng.random() < 0.5:  # an older facility being serviced, from another lender
+        other = b.account(company_like(), ours=False, kind="business")
+        for d in range(ALERT_WINDOW_DAYS + b.ri(1, 20), ALERT_WINDOW_DAYS + b.knobs.history_days,
+                       30):
+            b.txn(b.days_ago(d), amount * rng.uniform(0.01, 0.03), "wire", acct, other,
+                  memo="LOAN REPAYMENT")
+    txns = sorted((out, loan), key=lambda t: (t.timestamp, t.id))
+    return Surface(
+        rule=LOAN_INFLOW, subject=subject, account=acct, alert_txns=txns,
+        figures={"loan_usd": loan.amount_usd, "prior_outgoing_usd": out.amount_usd,
+                 "days_between": float((date_of(loan) - date_of(out)).days)},
+        directors=directors, counterparties=[recipient, lender], traced=loan,
+        trace_direction="origin", flow_total=amount, resample_total=lambda: _loan_amount(b),
+        doc_kinds=("loan agreement", "shareholder loan agreement", "cash pooling agreement",
+                   "subscription agreement"),
+        doc_counterparty=lender.name, company_like=company_like, people=[subject, *directors])
+
+
+def date_of(t: Transaction) -> date:
+    return date.fromisoformat(t.timestamp[:10])
+
+
+# ---- TM-RE-08 ---------------------------------------------------------------------------------
+
+PROPERTY_BUSINESSES = (("residential property holding", 400_000),
+                       ("real-estate investment", 1_500_000), ("family holding company", 800_000))
+FUNDING_MEMOS = ("FUNDS TRANSFER", "CAPITAL CONTRIBUTION", "SALE PROCEEDS", "GIFT",
+                 "LOAN ADVANCE", "INVESTMENT")
+PURCHASE_MEMOS = ("PROPERTY PURCHASE ESCROW", "CLOSING FUNDS", "PURCHASE OF REAL PROPERTY",
+                  "SETTLEMENT FUNDS")
+
+
+def _purchase_price(b: CaseBuilder) -> float:
+    return round(_log_uniform(b, 310_000, 3_500_000), -3)
+
+
+def property_surface(b: CaseBuilder) -> Surface:
+    """TM-RE-08: funds gathered into the buyer's account, then a purchase paid to a title or
+    escrow agent with no mortgage lender in the flow (FinCEN geographic targeting orders: a
+    $300,000 threshold for legal-entity purchases without bank financing)."""
+    rng = b.rng
+    person = rng.random() < 0.4
+    price = _purchase_price(b)
+    expected = _expected(b, price / 6, cash=False)
+    if person:
+        subject = _person_subject(b, rng.choice(vocab.OCCUPATIONS_AFFLUENT
+                                                + vocab.OCCUPATIONS_SALARIED),
+                                  employer=b.company_name("US"), **expected)
+        directors: list[Entity] = []
+        acct = b.account(subject, ours=True, kind=rng.choice(("checking", "private_banking")))
+        personal_banking(b, subject, acct, subject.declared_annual_income_usd or 200_000)
+    else:
+        subject, directors = _company_subject(b, rng.choice(PROPERTY_BUSINESSES),
+                                              expected=expected)
+        acct = b.account(subject, ours=True, kind="business")
+        business_banking(b, subject, acct, (subject.declared_annual_turnover_usd or 5e5) / 12,
+                         card_share=0.0, staff=2)
+    company_like = _company_factory(b, ("US", "US", "US", "VG", "KY", "PA", "AE", "CY", "GB"),
+                                    0.0, styles=("law", "plain", "shell"))
+    escrow = b.company(customer=False, name=b._unique(
+        lambda: f"{b.pick(vocab.COMPANY_WORDS_A)} Title & Escrow LLC"))
+    funders = [company_like() for _ in range(b.ri(1, 3))]
+    weights = [rng.uniform(0.4, 1.6) for _ in funders]
+    funded = price * rng.uniform(1.0, 1.05)
+    inflows = sorted((b.txn(b.window_day(8, 28), funded * w / sum(weights), "wire",
+                            b.account(f, ours=False), acct, memo=b.pick(FUNDING_MEMOS))
+                      for f, w in zip(funders, weights, strict=True)),
+                     key=lambda t: (t.timestamp, t.id))
+    purchase = b.txn(b.window_day(1, 7), price, "wire", acct,
+                     b.account(escrow, ours=False, kind="escrow"), memo=b.pick(PURCHASE_MEMOS))
+    kinds = ("property sale deed", "gift letter", "investment statement",
+             "mortgage commitment") if person else (
+        "capital contribution agreement", "member loan agreement", "property sale deed")
+    flags = [RedFlag(code="ALL_CASH_PROPERTY_PURCHASE",
+                     evidence_ids=(purchase.id, *(t.id for t in inflows)),
+                     carrier_ids=(purchase.id,))]
+    return Surface(
+        rule=PROPERTY_PURCHASE, subject=subject, account=acct, alert_txns=[*inflows, purchase],
+        figures={"purchase_usd": purchase.amount_usd, "funding_transfers": len(inflows),
+                 "funding_usd": sum(t.amount_usd for t in inflows)},
+        directors=directors, counterparties=[*funders, escrow],
+        traced=max(inflows, key=lambda t: (t.amount_usd, t.id)), trace_direction="origin",
+        flow_total=sum(t.amount_usd for t in inflows),
+        resample_total=lambda: _purchase_price(b) * b.rng.uniform(1.0, 1.05), doc_kinds=kinds,
+        doc_counterparty=funders[0].name, company_like=company_like,
+        people=[subject, *directors], flags=flags)
+
+
+# ---- TM-ELDER-09 ------------------------------------------------------------------------------
+
+ELDER_MEMOS = ("HOME CARE SERVICES", "PERSONAL LOAN", "GIFT", "INVESTMENT OPPORTUNITY",
+               "HOUSEHOLD EXPENSES", "MEDICAL BILLS")
+
+
+def _elder_payments(b: CaseBuilder) -> list[float]:
+    level = _log_uniform(b, 2_500, 16_000)
+    return [round(level * b.rng.lognormvariate(0, 0.3), b.pick((2, -2))) for _ in
+            range(b.ri(2, 5))]
+
+
+def elder_surface(b: CaseBuilder) -> Surface:
+    """TM-ELDER-09: an older customer's outgoing payments jump, to a payee first paid in the
+    window (FinCEN advisory FIN-2022-A002; the same shape as documented family support)."""
+    rng = b.rng
+    amounts = _elder_payments(b)
+    total = sum(amounts)
+    expected = _expected(b, total / 4, cash=False)
+    subject = _person_subject(b, rng.choice(vocab.RETIREMENT_INCOME), date_of_birth=b.dob(66, 92),
+                              employer="Social Security Administration", **expected)
+    acct = b.account(subject, ours=True, kind=rng.choice(("checking", "savings")))
+    personal_banking(b, subject, acct, subject.declared_annual_income_usd or 40_000)
+    payee = b.person(customer=False, country=rng.choice(("US", "US", "US", "GB", "NG", "CA")))
+    payee_acct = b.account(payee, ours=False)
+    wire_first = rng.random() < 0.7
+    payments = []
+    for i, amount in enumerate(amounts):
+        channel = "wire" if i == 0 and wire_first else b.pick(("wire", "cheque", "ach"))
+        payments.append(b.txn(b.window_day(2, 28), amount, channel, acct, payee_acct,
+                              memo=b.pick(ELDER_MEMOS)))
+    if not any(t.channel == "wire" for t in payments):
+        payments.append(b.txn(b.window_day(2, 28), b.pick(amounts), "wire", acct, payee_acct,
+                              memo=b.pick(ELDER_MEMOS)))
+    withdrawals = [b.txn(b.window_day(1, 28), b.pick((2_000, 2_500, 3_000, 5_000)), "cash", acct,
+                         None, branch=b.pick(vocab.BRANCHES), memo="CASH WITHDRAWAL")
+                   for _ in range(b.ri(0, 2))]
+    txns = sorted(payments + withdrawals, key=lambda t: (t.timestamp, t.id))
+    out = sum(t.amount_usd for t in txns)
+    ids = tuple(t.id for t in payments)
+    flags = [RedFlag(code="ELDER_ACTIVITY_CHANGE", evidence_ids=tuple(t.id for t in txns),
+                     carrier_ids=ids)]
+    company_like = _company_factory(b, ("US", "US", "US", "GB", "CA", "NG"), 0.3)
+    income = subject.declared_annual_income_usd or 40_000
+    return Surface(
+        rule=ELDER_ACTIVITY, subject=subject, account=acct, alert_txns=txns,
+        figures={"outgoing_usd_30d": out,
+                 "prior_monthly_outgoing_usd": round(income / 12 * rng.uniform(0.55, 0.9), -1),
+                 "payments_to_new_payee": len(payments)},
+        directors=[], counterparties=[], traced=max(
+            (t for t in payments if t.channel == "wire"), key=lambda t: (t.amount_usd, t.id)),
+        trace_direction="onward", flow_total=sum(amounts),
+        resample_total=lambda: sum(_elder_payments(b)), doc_kinds=("pension statement",),
+        doc_counterparty=None, company_like=company_like, people=[subject], flags=flags,
+        payee=payee)
+
+
 SURFACES: dict[str, Callable[[CaseBuilder], Surface]] = {
     CASH_AGGREGATE.code: cash_surface,
     FUNDS_FANOUT.code: flow_surface,
     HIGH_RISK_TRADE.code: trade_surface,
     PEP_TRANSFER.code: pep_surface,
+    FUNNEL_DEPOSITS.code: funnel_surface,
+    LOAN_INFLOW.code: loan_surface,
+    HUB_TRADE.code: hub_trade_surface,
+    PROPERTY_PURCHASE.code: property_surface,
+    ELDER_ACTIVITY.code: elder_surface,
 }

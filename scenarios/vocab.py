@@ -118,6 +118,8 @@ CITIES = {
     "BG": ("Varna",), "NG": ("Lagos",), "PA": ("Panama City",), "VG": ("Road Town",),
     "KY": ("George Town",), "SC": ("Victoria",), "BZ": ("Belize City",), "MT": ("Valletta",),
     "MH": ("Majuro",),
+    "TR": ("Istanbul", "Mersin"), "AM": ("Yerevan",), "KG": ("Bishkek",), "KZ": ("Almaty",),
+    "GE": ("Tbilisi", "Poti"), "RU": ("Moscow", "St Petersburg"), "BY": ("Minsk",),
 }
 
 COUNTRY_NAMES = {
@@ -127,7 +129,8 @@ COUNTRY_NAMES = {
     "CI": "Cote d'Ivoire", "CM": "Cameroon", "LA": "Lao PDR", "BG": "Bulgaria",
     "NG": "Nigeria", "PA": "Panama", "VG": "British Virgin Islands", "KY": "Cayman Islands",
     "SC": "Seychelles", "BZ": "Belize", "MT": "Malta", "MH": "Marshall Islands",
-    "IR": "Iran", "KP": "North Korea", "MM": "Myanmar",
+    "IR": "Iran", "KP": "North Korea", "MM": "Myanmar", "TR": "Turkiye", "AM": "Armenia",
+    "KG": "Kyrgyzstan", "KZ": "Kazakhstan", "GE": "Georgia", "RU": "Russia", "BY": "Belarus",
 }
 
 # FATF "call for action" and "increased monitoring" lists, 2025 snapshot.
@@ -141,6 +144,11 @@ HIGH_RISK_JURISDICTIONS = FATF_CALL_FOR_ACTION + FATF_INCREASED_MONITORING
 OFFSHORE_CENTRES = ("VG", "KY", "SC", "PA", "BZ", "MH", "AE", "CY")
 TRADE_HUBS = ("SG", "HK", "AE", "NL", "DE", "GB", "MY")
 HIGH_RISK_SUPPLIER_COUNTRIES = ("VN", "KE", "CI", "CM", "LA", "BG")
+# Jurisdictions that FinCEN/BIS joint alerts (FIN-2022-A003, FIN-2023-NTCA002) name as common
+# transshipment points for export-controlled goods.
+TRANSSHIPMENT_HUBS = ("AE", "TR", "AM", "KG", "KZ", "GE", "HK")
+# Where the owners of a hub trading company live (the same draw whatever they are listed for).
+HUB_OWNER_COUNTRIES = ("RU", "BY", "AE", "TR", "KZ", "CY")
 
 CORRESPONDENT_BANKS = {
     "US": ("Hudson Commercial Bank", "Atlantic Trust Company", "Liberty National Bank"),
@@ -155,7 +163,9 @@ CORRESPONDENT_BANKS = {
     "PA": ("Banco Canal Internacional",), "VG": ("Tortola Island Bank",),
     "KY": ("Caymanian Fiduciary Bank",), "SC": ("Seychelles International Bank",),
     "BZ": ("Caribbean Offshore Bank",), "MT": ("Melita Private Bank",),
-    "MH": ("Pacific Atoll Bank",),
+    "MH": ("Pacific Atoll Bank",), "TR": ("Bosphorus Ticaret Bankasi",),
+    "AM": ("Ararat Commercial Bank",), "KG": ("Tien Shan Bank",), "KZ": ("Steppe Trade Bank",),
+    "GE": ("Colchis Bank",),
 }
 
 # Commodity, unit, market low, market high (USD), typical lot size range.
@@ -170,7 +180,17 @@ COMMODITIES = (
     ("black tea (CTC)", "kg", 2.2, 3.2, (10_000, 80_000)),
     ("sawn hardwood timber", "m3", 380.0, 620.0, (100, 900)),
     ("polyethylene resin", "tonne", 950.0, 1_250.0, (50, 400)),
+    # Common High Priority List items (export-controlled electronics and machine parts).
+    ("integrated circuits", "unit", 1.8, 2.6, (20_000, 150_000)),
+    ("ball bearings", "unit", 3.5, 5.5, (8_000, 60_000)),
 )
+HUB_COMMODITIES = {
+    "AE": ("integrated circuits", "ball bearings", "mid-range smartphones"),
+    "TR": ("ball bearings", "integrated circuits"), "AM": ("integrated circuits",),
+    "KG": ("integrated circuits", "ball bearings"), "KZ": ("ball bearings",),
+    "GE": ("integrated circuits", "ball bearings"), "HK": ("integrated circuits",
+                                                          "mid-range smartphones"),
+}
 SUPPLIER_COMMODITIES = {
     "VN": ("frozen shrimp", "robusta coffee", "mid-range smartphones"),
     "KE": ("black tea (CTC)",),
@@ -185,7 +205,7 @@ PORTS = {
     "US": "Port Newark", "VN": "Cat Lai", "KE": "Mombasa", "CI": "Abidjan", "CM": "Douala",
     "LA": "Vientiane Dry Port", "BG": "Varna", "SG": "Singapore", "HK": "Kwai Tsing",
     "AE": "Jebel Ali", "NL": "Rotterdam", "DE": "Hamburg", "GB": "Felixstowe",
-    "MY": "Port Klang",
+    "MY": "Port Klang", "TR": "Mersin", "GE": "Poti",
 }
 VESSELS = (
     "MSC Aurelia", "Maersk Halden", "CMA CGM Tage", "Ever Gracious", "ONE Harmony",
@@ -200,3 +220,16 @@ PEP_POSITIONS = (
     "Chairman, state-owned energy company", "Justice of the Supreme Court",
 )
 PEP_COUNTRIES = ("MY", "NG", "KE", "BG", "PA", "VN", "CY")
+
+# Funnel-rule customers: people and businesses whose receipts arrive from many places.
+DISPERSED_EARNERS = (
+    ("online marketplace seller", 60_000), ("travelling sales representative", 72_000),
+    ("rideshare driver", 38_000), ("student", 18_000), ("event vendor", 45_000),
+)
+DISPERSED_BUSINESSES = (
+    ("franchise operator, home services", 1_200_000), ("online marketplace retailer", 900_000),
+    ("regional distributor, consumer goods", 2_500_000), ("mobile phone retailer", 800_000),
+)
+RETIREMENT_INCOME = (("retired teacher", 38_000), ("retired nurse", 41_000),
+                     ("retired engineer", 56_000), ("retired shop owner", 30_000),
+                     ("retired civil servant", 47_000))

@@ -6,28 +6,30 @@ Routes added on top of the OpenEnv ones:
 - `POST /episodes/{id}/agent-step`: the built-in heuristic investigator takes the next step of
   that episode (no API key needed); the response carries the action it chose.
 - `GET /episodes/{id}/truth`: ground truth of a *finished* episode, only when the server runs
-  with `--reveal-truth-after-done` / `MEMEX_REVEAL_TRUTH_AFTER_DONE=1` (Glass Box overlay).
+  with `--reveal-truth-after-done` / `MEMEX_REVEAL_TRUTH_AFTER_DONE=1` (Glass Box overlay);
+  with the case plan under `plan` when the episode was reset with one.
 - `GET /info`: settings and live sessions. `GET /`: the Glass Box, when built.
 - `GET /schema`: OpenEnv's schemas, the action's with the `tools` catalog (every tool's argument
   schema, derived from the declarations in `server/tools.py`).
 
 Configuration: `MEMEX_MAX_SESSIONS` (256) bounds WebSocket sessions and, separately, live HTTP
 episodes (a finished one frees its slot at once); `MEMEX_SESSION_TIMEOUT_S` (900) closes idle
-ones; `MEMEX_MAX_MCP_SESSIONS`, `MEMEX_MAX_BODY_BYTES` and `MEMEX_API_TOKEN` are described in
-`memex.envkit.http_episodes`. See docs/reliability.md.
+ones; `MEMEX_MAX_MCP_SESSIONS`, `MEMEX_MAX_BODY_BYTES`, `MEMEX_STEP_DEADLINE_S` and
+`MEMEX_API_TOKEN` are described in `memex.envkit.http_episodes`. See docs/reliability.md.
 """
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from fastapi import FastAPI, HTTPException
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import Field
 
+from memex.adversary.splits import load_split
 from memex.envkit.http_episodes import ResetFields, create_env_app
 from memex.envkit.sealed import install_sealed, sealed_from_env
 from memex.models import MemexAction, MemexObservation, MemexState
@@ -59,12 +61,26 @@ class MemexResetRequest(ResetFields):
     ram_pages: int = Field(default=DEFAULT_RAM_PAGES, ge=MIN_MEMORY_SLOTS, le=MAX_MEMORY_SLOTS)
     kernel_capacity: int = Field(default=DEFAULT_KERNEL_CAPACITY, ge=MIN_MEMORY_SLOTS,
                                  le=MAX_MEMORY_SLOTS)
+    plan: dict[str, Any] | Annotated[str, Field(max_length=64)] | None = Field(
+        default=None, description=(
+            "A case plan (`scenarios.plan`), or a reference 'adversarial/INDEX' to an entry of "
+            "the adversarial split: the case is built from (plan, seed). Served back only "
+            "with the truth of a finished episode."))
+
+
+def _adversarial_cases() -> int:
+    """Entries of the adversarial split (the Glass Box offers them by index, never by plan)."""
+    try:
+        return len(load_split())
+    except KeyError:
+        return 0
 
 
 def create_memex_app(max_sessions: int | None = None, idle_timeout_s: float | None = None,
                      reveal_truth_after_done: bool | None = None,
                      sealed: bool | None = None,
-                     frontend_dir: Path | None = FRONTEND_DIST) -> FastAPI:
+                     frontend_dir: Path | None = FRONTEND_DIST,
+                     step_deadline_s: float | None = None) -> FastAPI:
     if reveal_truth_after_done is None:
         reveal_truth_after_done = os.environ.get("MEMEX_REVEAL_TRUTH_AFTER_DONE", "0") == "1"
     app = create_env_app(MemexEnvironment, MemexAction, MemexObservation, MemexState,
@@ -72,7 +88,8 @@ def create_memex_app(max_sessions: int | None = None, idle_timeout_s: float | No
                          idle_timeout_s=idle_timeout_s, agent_policies=AGENT_POLICIES,
                          action_schema_extra={"tools": [s.catalog_entry()
                                                         for s in TOOLS.values()]},
-                         title="Memex AML investigation environment")
+                         title="Memex AML investigation environment",
+                         step_deadline_s=step_deadline_s)
     episodes = app.state.http_episodes
     sealed = sealed_from_env(sealed)  # sealed evaluation: `memex.envkit.sealed`
     reveal_truth_after_done = reveal_truth_after_done and not sealed
@@ -87,7 +104,8 @@ def create_memex_app(max_sessions: int | None = None, idle_timeout_s: float | No
         truth = ep.env.ground_truth_if_done()
         if truth is None:
             raise HTTPException(409, "ground truth is served only after the episode has ended")
-        return truth.model_dump()
+        plan = ep.env.plan_if_done()
+        return truth.model_dump() if plan is None else {**truth.model_dump(), "plan": plan}
 
     @app.get("/info", tags=["Environment Info"], summary="Server settings and live sessions")
     async def info() -> dict[str, Any]:
@@ -98,6 +116,7 @@ def create_memex_app(max_sessions: int | None = None, idle_timeout_s: float | No
                 "reveal_truth_after_done": reveal_truth_after_done,
                 "kinds": {"suspicious": list(SUSPICIOUS_KINDS), "benign": list(BENIGN_KINDS)},
                 "difficulties": list(DIFFICULTIES), "fixed_cases": [CASE_NAME],
+                "adversarial_cases": _adversarial_cases(),
                 "glass_box": bool(frontend_dir and (frontend_dir / "index.html").exists())}
 
     if frontend_dir is not None and (frontend_dir / "index.html").exists():

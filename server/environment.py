@@ -24,7 +24,11 @@ Episode end
 Reset arguments
     `seed`, `difficulty` (easy/medium/hard), `kind` (a kind, "benign", "suspicious" or None),
     `variant`, `case="1mdb"` for the fixed case, `benign_share`, `ram_pages` (default 2) and
-    `kernel_capacity` (default 3).
+    `kernel_capacity` (default 3). `plan` (a `scenarios.plan.CasePlan` dict, or a reference
+    "adversarial/INDEX" to an entry of the adversarial split, whose seed it uses unless `seed`
+    is given) builds the case from (plan, seed) instead; an invalid plan raises the
+    typed `invalid_plan` error. The plan names the failing check, so like the truth it is
+    never observed: `plan_if_done()` gives it only after the episode has ended.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ import functools
 import hashlib
 import json
 import random
+import time
 from collections import Counter
 from typing import Any
 
@@ -40,7 +45,9 @@ from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import EnvironmentMetadata
 from pydantic import ValidationError
 
+from memex.adversary.splits import resolve as resolve_split_entry
 from memex.envkit.errors import CodedError, validation_message
+from memex.envkit.guards import run_step
 from memex.graders.decision import Decision
 from memex.graders.shaping import StepEvents
 from memex.graders.terminal import Evidence, TerminalScore, score_decision, timeout_score
@@ -60,6 +67,8 @@ from memex.scenarios.case import Case
 from memex.scenarios.ids import ID_PATTERN, record_type
 from memex.scenarios.manual import SECTIONS
 from memex.scenarios.onemdb import CASE_NAME, build_case
+from memex.scenarios.plan import CasePlan, parse
+from memex.scenarios.plan import build as build_from_plan
 from memex.scenarios.truth import GroundTruth
 from memex.server.case_index import CaseIndex
 from memex.server.tools import TOOLS, ToolInputError, Toolkit
@@ -89,21 +98,29 @@ class MemexEnvironment(Environment[MemexAction, MemexObservation, MemexState]):
         self._episode_id: str | None = None
         self._counts = Counter()
         self._decision: str | None = None
+        self._plan: CasePlan | None = None
 
     # ---- lifecycle ------------------------------------------------------------------------
     def reset(self, seed: int | None = None, episode_id: str | None = None,
               difficulty: str = "medium", kind: str | None = None, variant: str | None = None,
               case: str | None = None, benign_share: float = DEFAULT_BENIGN_SHARE,
               ram_pages: int = DEFAULT_RAM_PAGES,
-              kernel_capacity: int = DEFAULT_KERNEL_CAPACITY, **_: Any) -> MemexObservation:
+              kernel_capacity: int = DEFAULT_KERNEL_CAPACITY, plan: Any = None,
+              **_: Any) -> MemexObservation:
         if case is not None and case != CASE_NAME:
             raise ValueError(f"unknown fixed case {case!r}; the fixed case is {CASE_NAME!r}")
         if seed is not None and (type(seed) is not int or seed < 0):
             raise ValueError("seed must be a non-negative integer (not a bool or a string)")
+        if isinstance(plan, str) and not plan.lstrip().startswith("{"):
+            entry = resolve_split_entry(plan)  # "adversarial/3": a split entry
+            plan, seed = entry.plan, entry.seed if seed is None else seed
         if seed is None:
             seed = _SYSTEM_RNG.randrange(1_000_000)
-        world = build_case() if case == CASE_NAME else generate(
+        planned = parse(plan) if plan is not None and case is None else None  # PlanError
+        world = build_case() if case == CASE_NAME else build_from_plan(
+            planned, int(seed)) if planned is not None else generate(
             int(seed), difficulty, kind, variant=variant, benign_share=float(benign_share))
+        self._plan = planned
         ix = CaseIndex(world.public)
         os = OSState(ix.alert_ids(), int(ram_pages), int(kernel_capacity))  # checks the bounds
         self._case, self._ix, self._os = world, ix, os
@@ -187,7 +204,13 @@ class MemexEnvironment(Environment[MemexAction, MemexObservation, MemexState]):
                 ev.redundant = True
                 self._counts["redundant_calls"] += 1
                 events.append("redundant call: same tool and arguments as an earlier step")
-            result = getattr(self._toolkit, tool)(**kwargs)
+            started = time.monotonic()
+            out = getattr(self._toolkit, tool)(**kwargs)
+            if timeout_s is not None and spec.category == "investigation" \
+                    and time.monotonic() - started > timeout_s:  # read-only: drop the result
+                raise CodedError("deadline_exceeded", f"the call ran longer than the server's "
+                                 f"step deadline ({timeout_s:g} s); its result was dropped")
+            result = out
             self._calls.add(key)
         except CodedError as exc:
             error = ToolError(code=exc.code, message=str(exc))
@@ -221,14 +244,18 @@ class MemexEnvironment(Environment[MemexAction, MemexObservation, MemexState]):
         return self._observe(tool, result, reward, events, parts, error)
 
     # A step costs a fraction of a millisecond of pure Python, less than the thread hop and GIL
-    # hand-off of OpenEnv's per-session executor, so the server runs it on the event loop.
+    # hand-off of OpenEnv's per-session executor, so the server runs it on the event loop —
+    # unless its arguments are large enough to cost more (`envkit.guards.run_step`), under the
+    # server's per-step deadline (`step_deadline_s`, set by the app's factory).
+    step_deadline_s: float | None = None
+
     async def reset_async(self, seed: int | None = None, episode_id: str | None = None,
                           **kwargs: Any) -> MemexObservation:
         return self.reset(seed=seed, episode_id=episode_id, **kwargs)
 
     async def step_async(self, action: MemexAction, timeout_s: float | None = None,
                          **kwargs: Any) -> MemexObservation:
-        return self.step(action, timeout_s=timeout_s, **kwargs)
+        return await run_step(self.step, action, timeout_s or self.step_deadline_s)
 
     def _check_ref(self, value: str, record_types: tuple[str, ...] | None) -> None:
         if value not in self._os.seen:
@@ -301,6 +328,10 @@ class MemexEnvironment(Environment[MemexAction, MemexObservation, MemexState]):
     def ground_truth_if_done(self) -> GroundTruth | None:
         """The case's ground truth, but only once the episode has ended."""
         return self._case.truth if self._case is not None and self._done else None
+
+    def plan_if_done(self) -> dict[str, Any] | None:
+        """The plan the case was built from (None if none), but only once the episode ended."""
+        return self._plan.to_dict() if self._plan is not None and self._done else None
 
     @property
     def current_case(self) -> Case | None:

@@ -13,6 +13,7 @@ or "phantom" flags, no list of valid IDs on a miss.
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 import unicodedata
 from collections import defaultdict
@@ -39,7 +40,8 @@ AccountId = Annotated[str, Ref("account")]
 TransactionId = Annotated[str, Ref("transaction")]
 InvoiceId = Annotated[str, Ref("invoice")]
 
-Typology = Literal["structuring", "layering", "trade_based"]
+Typology = Literal["structuring", "layering", "trade_based", "funnel_account", "loan_back",
+                   "sanctions_evasion", "real_estate", "elder_exploitation"]
 # Fuzzy name matching is quadratic in the name's length; no real name is longer.
 MAX_NAME_CHARS = 200
 
@@ -70,13 +72,17 @@ class _Manual:
         self.retriever.index(tokens, show_progress=False)
 
     def search(self, query: str, k: int) -> list[tuple[str, float]]:
+        return list(self._ranked(query, k))
+
+    @functools.lru_cache(maxsize=1024)  # noqa: B019 - one instance; a pure function of the query
+    def _ranked(self, query: str, k: int) -> tuple[tuple[str, float], ...]:
         tokens = bm25s.tokenize([query], stopwords="en", stemmer=self.stemmer,
                                 show_progress=False)
         if not any(tokens.ids[0]):
-            return []
+            return ()
         docs, scores = self.retriever.retrieve(tokens, k=k, show_progress=False)
-        return [(self.ids[int(d)], float(s)) for d, s in zip(docs[0], scores[0], strict=True)
-                if s > 0]
+        return tuple((self.ids[int(d)], float(s)) for d, s in zip(docs[0], scores[0], strict=True)
+                     if s > 0)
 
 
 MANUAL = _Manual()
@@ -561,7 +567,8 @@ class Toolkit:
 
         Args:
             subjects: Entity IDs of the persons and companies the SAR names.
-            typology: One of structuring, layering, trade_based.
+            typology: One of structuring, layering, trade_based, funnel_account, loan_back,
+                sanctions_evasion, real_estate, elder_exploitation.
             findings: Red flags, each {"code": <red-flag code>, "evidence_ids": [<IDs>]};
                 evidence counts only if you saw it and wrote it to the case file.
             cited_sections: Manual sections relied on; only sections loaded in the kernel count.

@@ -1,7 +1,8 @@
 """TEST TOOL: a tiny HTTP proxy in front of an OpenAI-compatible server that injects faults — an
 error status on chosen chat requests (400 context length, 500 from a broken tool call), or the
 server dying mid-run (the listening socket closes; later requests cannot connect), or a
-stall. Everything else is forwarded unchanged, so the model behind it is real.
+stall; or it holds one chat request until the test releases it (to kill a real server at a
+known point of a run). Everything else is forwarded unchanged, so the model behind it is real.
 
     with FaultProxy(upstream_url, faults={2: (500, "tool call JSON never closed")}) as proxy:
         ... point the client at proxy.url + "/v1" ...
@@ -24,14 +25,19 @@ class FaultProxy:
     """Forwards to `upstream`; chat request n (1-based) gets `faults[n]` = (status, message)
     instead, and with `die_after=n` the proxy stops listening once n chat requests were
     forwarded (request n + 1 has its connection dropped); `delay_s` stalls every chat request
-    (a server too slow for the client's timeout)."""
+    (a server too slow for the client's timeout); `hold_at=n` keeps chat request n waiting
+    (`held` is set when it arrives) until `release()`, then forwards it."""
 
     def __init__(self, upstream: str, *, faults: dict[int, tuple[int, str]] | None = None,
-                 die_after: int | None = None, delay_s: float = 0.0):
+                 die_after: int | None = None, delay_s: float = 0.0,
+                 hold_at: int | None = None):
         self.upstream = upstream.rstrip("/")
         self.faults = dict(faults or {})
         self.die_after = die_after
         self.delay_s = delay_s
+        self.hold_at = hold_at
+        self.held = threading.Event()
+        self._release = threading.Event()
         self.chat_requests = 0
         self.forwarded = 0
         self._lock = threading.Lock()
@@ -59,7 +65,12 @@ class FaultProxy:
         return self
 
     def __exit__(self, *exc: Any) -> None:
+        self.release()
         self.kill()
+
+    def release(self) -> None:
+        """Let the held request (`hold_at`) go on to the upstream."""
+        self._release.set()
 
     def kill(self) -> None:
         """Stop listening, as a server process that died would."""
@@ -79,6 +90,9 @@ class FaultProxy:
                     handler.close_connection = True
                     return  # no response: the client sees the connection drop
                 fault = self.faults.get(n)
+            if n == self.hold_at:
+                self.held.set()
+                self._release.wait()
             if self.delay_s:
                 time.sleep(self.delay_s)
         if fault is not None:

@@ -12,7 +12,9 @@ with the chosen action:
 A repeated request for the same observation gets the same action (client retries are
 idempotent). A single-message request without an observation (a capability probe) gets "OK";
 its reported prompt tokens count the tools, as a template that renders them would.
-`--malformed-every N` makes every Nth reply unparseable, to exercise client retries.
+`--malformed-every N` makes every Nth reply unparseable, to exercise client retries;
+`--stall-after N` leaves every episode request after the Nth unanswered (it prints
+`stalled at request N+1` first), so a test can kill the process mid-request.
 
     python -m memex.testing.heuristic_openai_server --port 8011
 """
@@ -20,6 +22,7 @@ its reported prompt tokens count the tools, as a template that renders them woul
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import re
 import threading
@@ -36,7 +39,7 @@ MODEL_NAME = "memex-heuristic-double"
 _OBS = re.compile(r'<observation episode="([^"]+)">(.*?)</observation>', re.S)
 
 
-def create_double_app(malformed_every: int = 0) -> FastAPI:
+def create_double_app(malformed_every: int = 0, stall_after: int | None = None) -> FastAPI:
     app = FastAPI(title="TEST DOUBLE: heuristic investigator behind the OpenAI API")
     lock = threading.Lock()
     agents: dict[str, Heuristic] = {}
@@ -86,6 +89,11 @@ def create_double_app(malformed_every: int = 0) -> FastAPI:
                 action = agents[key].act(obs)
                 cached = {"tool": action.tool, "arguments": action.arguments}
                 answered[slot] = cached
+            n = counter["requests"]
+        if stall_after is not None and n > stall_after:
+            print(f"stalled at request {n}", flush=True)
+            while True:  # until the process is killed
+                await asyncio.sleep(3600)
         message: dict[str, Any] = {"role": "assistant", "content": None}
         if malformed:
             message["content"] = "I think the next step is {tool: oops"
@@ -117,9 +125,10 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, default=8011)
     p.add_argument("--malformed-every", type=int, default=0)
+    p.add_argument("--stall-after", type=int, default=None)
     args = p.parse_args(argv)
-    uvicorn.run(create_double_app(args.malformed_every), host=args.host, port=args.port,
-                log_level="warning")
+    uvicorn.run(create_double_app(args.malformed_every, args.stall_after), host=args.host,
+                port=args.port, log_level="warning")
 
 
 if __name__ == "__main__":

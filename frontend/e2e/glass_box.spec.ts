@@ -165,6 +165,24 @@ test("an episode can be stepped by hand with a tool from the schema", async ({ p
   await expect(page.getByTestId("error-item")).toContainText("seed");
 });
 
+test("an adversary-made case opens live and shows its plan only after the end", async ({ page }) => {
+  await openApp(page);
+  await page.getByTestId("mode-live").click();
+  await page.getByTestId("kind-select").selectOption("adv:adversarial/0");
+  await page.getByTestId("start-episode").click();
+  await expect(page.getByTestId("source-label")).toContainText("live episode");
+  await expect(page.getByTestId("truth-plan")).toHaveCount(0);
+  await expect(page.getByTestId("reveal-truth")).toHaveCount(0);
+  await page.getByTestId("speed-select").selectOption("0");
+  await page.getByTestId("play").click();
+  await expect(page.getByTestId("terminal-outcome")).toBeVisible({ timeout: 60_000 });
+  await page.getByTestId("reveal-truth").click();
+  await expect(page.getByTestId("truth-plan")).toBeVisible();
+  await expect(page.getByTestId("truth-plan")).toContainText("Adversary's plan");
+  expect(await page.getByTestId("plan-knob").count()).toBeGreaterThan(3);
+  await shot(page, "live-adversarial.png");
+});
+
 test("a recorded trace replays step by step", async ({ page }) => {
   test.skip(!tracePath, "MEMEX_E2E_TRACE names no trace file");
   await openApp(page);
@@ -205,4 +223,27 @@ test("a recorded trace replays step by step", async ({ page }) => {
   await expect(page.getByTestId("step-indicator")).toHaveAttribute("data-frame", "2", { timeout: 10_000 });
   await page.getByTestId("replay-play").click();
   await shot(page, "replay-scrubbed.png");
+});
+
+test("a server with a bearer token: the page asks for it once, then every call sends it", async ({ page }) => {
+  const tokenUrl = process.env.MEMEX_TOKEN_URL;
+  const token = process.env.MEMEX_E2E_TOKEN;
+  test.skip(!tokenUrl || !token, "run by tests/e2e/test_glass_box.py, which starts a server with a token");
+  await page.goto(`${tokenUrl}/`); // the page itself is served without the token
+  await expect(page.getByTestId("token-field")).toBeVisible();
+  await expect(page.getByTestId("error-banner")).toContainText("HTTP 401");
+  await page.getByTestId("token-input").fill(token!);
+  await page.getByRole("button", { name: "Use token" }).click();
+  await expect(page.getByTestId("server-status")).toContainText("server memex");
+  await expect(page.getByTestId("token-field")).toHaveCount(0);
+  await startEpisode(page, { kind, difficulty, seed });
+  await page.getByTestId("agent-step").click();
+  await expect(page.getByTestId("log-row")).toHaveCount(2);
+  await expect(page.getByTestId("error-banner")).toHaveCount(0);
+  // A link carrying `?token=` works in a fresh tab, and the token leaves the address bar.
+  const tab = await page.context().newPage();
+  await tab.goto(`${tokenUrl}/?token=${encodeURIComponent(token!)}`);
+  await expect(tab.getByTestId("server-status")).toContainText("server memex");
+  expect(new URL(tab.url()).searchParams.get("token")).toBeNull();
+  await tab.close();
 });

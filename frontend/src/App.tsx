@@ -14,6 +14,7 @@ import { ReplayControls } from "./components/ReplayControls";
 import { RewardTimeline } from "./components/RewardTimeline";
 import { Scrubber } from "./components/Scrubber";
 import { StepInspector } from "./components/StepInspector";
+import { TokenField } from "./components/TokenField";
 import { TerminalPanel } from "./components/TerminalPanel";
 import { TruthPanel } from "./components/TruthPanel";
 import { useLiveEpisode } from "./hooks/useLiveEpisode";
@@ -43,9 +44,11 @@ export function App() {
   const [errors, setErrors] = useState<ShownError[]>([]);
   const [policy, setPolicy] = useState("heuristic");
   const [replayPlaying, setReplayPlaying] = useState(false);
+  const [needsToken, setNeedsToken] = useState(false);
   const errorId = useRef(0);
 
   const report = useCallback((title: string, err: unknown) => {
+    if (err instanceof ApiError && err.status === 401) setNeedsToken(true);
     errorId.current += 1;
     const shown = { id: errorId.current, title, message: describeError(err) };
     setErrors((es) => [...es.slice(-3), shown]);
@@ -167,6 +170,7 @@ export function App() {
         </div>
       </header>
       <ErrorBanner errors={errors} onDismiss={(id) => setErrors((es) => es.filter((e) => e.id !== id))} />
+      {needsToken && <TokenField />}
       <main className="layout">
         <aside className="col left">
           {mode === "live" ? (

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from memex.envkit.servers import serve
+from memex.envkit.servers import serve, serve_app
 from memex.evaluation.runs import run_episode
 from memex.policies.heuristic import Heuristic
 
@@ -113,7 +113,23 @@ def _pick_live_case() -> tuple[str, str, int]:
 def glass_box_server(frontend_ready):
     _ensure_build()
     with serve("memex.openenv_server", "--host", "127.0.0.1", "--log-level", "warning",
-               "--reveal-truth-after-done") as server:
+               "--reveal-truth-after-done", timeout_s=600) as server:  # slow on a busy machine
+        yield server
+
+
+E2E_TOKEN = "e2e-s3cret"
+
+
+@pytest.fixture(scope="module")
+def token_server(glass_box_server):
+    """A second real server, with a bearer token (`MEMEX_API_TOKEN`), serving the same build;
+    uvicorn in a thread of this process (the build exists once `glass_box_server` is up)."""
+    from memex.server.app import create_memex_app
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("MEMEX_API_TOKEN", E2E_TOKEN)
+        app = create_memex_app()
+    with serve_app(app) as server:
         yield server
 
 
@@ -137,7 +153,8 @@ def test_production_build_is_served_by_the_environment_server(glass_box_server):
     assert httpx.get(glass_box_server.url + "/info", timeout=10).json()["glass_box"] is True
 
 
-def test_glass_box_end_to_end_in_headless_chromium(glass_box_server, frontend_ready):
+def test_glass_box_end_to_end_in_headless_chromium(glass_box_server, token_server,
+                                                   frontend_ready):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     for name in SCREENSHOTS:
         (ARTIFACTS / name).unlink(missing_ok=True)
@@ -148,11 +165,12 @@ def test_glass_box_end_to_end_in_headless_chromium(glass_box_server, frontend_re
                 env={"MEMEX_URL": glass_box_server.url, "MEMEX_CHROMIUM": frontend_ready,
                      "MEMEX_E2E_TRACE": str(trace_path), "MEMEX_E2E_ARTIFACTS": str(ARTIFACTS),
                      "MEMEX_E2E_KIND": kind, "MEMEX_E2E_DIFFICULTY": difficulty,
-                     "MEMEX_E2E_SEED": str(seed), "CI": "1", "NO_COLOR": "1"})
+                     "MEMEX_E2E_SEED": str(seed), "MEMEX_TOKEN_URL": token_server.url,
+                     "MEMEX_E2E_TOKEN": E2E_TOKEN, "CI": "1", "NO_COLOR": "1"})
     output = f"{proc.stdout}\n{proc.stderr}\n--- server log ---\n{glass_box_server.log()[-4000:]}"
     assert proc.returncode == 0, output
     stats = json.loads((ARTIFACTS / "e2e-report.json").read_text())["stats"]
-    assert stats["unexpected"] == 0 and stats["skipped"] == 0 and stats["expected"] >= 3, stats
+    assert stats["unexpected"] == 0 and stats["skipped"] == 0 and stats["expected"] >= 4, stats
     for name in SCREENSHOTS:
         shot = ARTIFACTS / name
         assert shot.exists() and shot.stat().st_size > 20_000, f"{name} missing or blank"

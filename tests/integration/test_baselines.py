@@ -19,7 +19,7 @@ from memex.graders.terminal import SCORE_MAX, SCORE_MIN
 from memex.policies import surface_probes
 from memex.policies.heuristic import Heuristic
 from memex.policies.registry import POLICIES, PROBES
-from memex.scenarios import SPLITS
+from memex.scenarios import KINDS, SPLITS
 from memex.server.environment import MemexEnvironment
 
 EPISODES_PER_DIFFICULTY = 70
@@ -98,3 +98,34 @@ def test_heuristic_decides_from_tool_results_alone():
 def test_blind_sar_does_not_score_the_maximum():
     results = [r for rs in _returns("always_sar").values() for r in rs]
     assert max(r.terminal_score for r in results) < 0.5
+
+
+# ---- per kind (issue 14): every typology and look-alike, on a small sample ---------------------
+
+KIND_HEURISTIC_MIN_ACCURACY = 0.75
+KIND_ORACLE_MIN_RETURN = 0.9
+# One test case per difficulty and kind (the hold-out variants included where the seed draws
+# them); the margin is the same 0.3 of return as above, per kind.
+KIND_CASES = tuple((SPLITS["test"].start + 500 + i, d) for i, d in enumerate(DIFFICULTIES))
+
+
+@pytest.fixture(scope="module")
+def per_kind():
+    env = MemexEnvironment()
+    return {(name, kind): [run_episode(POLICIES[name](), seed, d, kind, env=env)
+                           for seed, d in KIND_CASES]
+            for name in ("heuristic", "oracle", *PROBES) for kind in KINDS}
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_every_kind_is_solved_by_the_heuristic_and_the_oracle_and_lost_by_every_probe(
+        kind, per_kind):
+    h = per_kind[("heuristic", kind)]
+    assert sum(r.correct for r in h) / len(h) >= KIND_HEURISTIC_MIN_ACCURACY, kind
+    oracle = per_kind[("oracle", kind)]
+    assert all(r.correct for r in oracle), kind
+    assert statistics.mean(r.episode_return for r in oracle) >= KIND_ORACLE_MIN_RETURN, kind
+    h_return = statistics.mean(r.episode_return for r in h)
+    for probe in PROBES:
+        p_return = statistics.mean(r.episode_return for r in per_kind[(probe, kind)])
+        assert h_return - p_return >= PROBE_MARGIN, (kind, probe, h_return, p_return)

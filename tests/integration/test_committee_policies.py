@@ -20,6 +20,11 @@ EPISODES = 20          # validation seeds per task: deterministic, so this is a 
 MARGIN = 0.15          # heuristic mean score minus probe mean score, on every task
 # (task, probe) pairs where the heuristic is not yet MARGIN above the probe on these seeds: the
 # open part of issue #16 (a stronger heuristic). Strict: a pair that starts passing fails here.
+# Against `always_cash` (score ~0 with no variance, so pairing cannot help) the pair needs the
+# heuristic's own mean score >= 0.15; its per-episode sd is 0.39-0.57 (market noise over 20
+# months), so 20 seeds resolve a mean only to +-0.09-0.13 (one s.e.), and its true means
+# (about 0.1-0.3; regime_shift_recovery about 0) sit at or below the bar
+# (`docs/committee_baselines.md`).
 SHORTFALLS: frozenset[tuple[str, str]] = frozenset({
     ("guided_allocation", "always_cash"), ("guided_allocation", "hold_only"),
     ("guided_allocation", "equal_weight"), ("guided_allocation", "fixed_concentrated"),

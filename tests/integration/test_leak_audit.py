@@ -25,7 +25,7 @@ from memex.evaluation.leak_audit import (
     evaluate_view,
 )
 
-CASES = 300
+CASES = 450  # nine rules: about fifty cases each
 
 
 def _se(p: float, n: int) -> float:
@@ -39,6 +39,14 @@ def audited():
     rules = [c.rule for c in cases]
     return {view: evaluate_view(view, "hard", [c.features[view] for c in cases], y, rules,
                                 top=False) for view in (*VIEWS, COMBINED)}
+
+
+def test_every_monitoring_rule_is_audited_in_both_classes(audited):
+    from memex.scenarios.rules import ALERT_RULES
+
+    assert set(audited["alert"].by_rule) == set(ALERT_RULES)
+    for rule, (_, majority, n) in audited["alert"].by_rule.items():
+        assert n >= 20 and majority < 1.0, (rule, majority, n)  # both labels occur
 
 
 def test_the_alert_alone_predicts_no_better_than_the_majority_under_every_rule(audited):

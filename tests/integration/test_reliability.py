@@ -2,16 +2,17 @@
 honest clients. One fast regression test per measured defect (1-8), then the minor ones.
 
 Most run the app in process (FastAPI's TestClient, HTTP and WebSocket); the reaping and
-reconnect tests need a real server in a subprocess with a short session timeout.
+reconnect tests need a real uvicorn server (`serve_app`: in a thread of this process, so a
+restart takes a second, not an interpreter boot).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
-import os
-import subprocess
-import sys
+import re
+import threading
 import time
 
 import httpx
@@ -22,14 +23,17 @@ from websockets.sync.client import connect as ws_connect
 
 from memex.client import EpisodeLostError, MemexEnv
 from memex.envkit.declarations import MAX_ARG_CHARS
-from memex.envkit.guards import DEFAULT_MAX_BODY_BYTES, WS_IDLE_CLOSE_CODE
-from memex.envkit.servers import free_port, serve
+from memex.envkit.guards import (
+    DEFAULT_MAX_BODY_BYTES,
+    OFF_LOOP_ARG_CHARS,
+    WS_IDLE_CLOSE_CODE,
+    run_step,
+)
+from memex.envkit.servers import free_port, serve_app
 from memex.models import MemexAction
 from memex.server.app import create_memex_app
 from memex.server.environment import MemexEnvironment
 
-# Server start-up, generous: the suite shares small machines.
-BOOT_TIMEOUT_S = 180.0
 CLOSE = {"tool": "close_alert", "arguments": {"reason": "explained", "cited_sections": []}}
 
 
@@ -134,9 +138,9 @@ def test_every_string_and_list_argument_is_bounded_in_the_published_schema():
 
 @pytest.fixture(scope="module")
 def short_lived_server():
-    with serve("memex.openenv_server", "--host", "127.0.0.1", "--log-level", "warning",
-               env={"MEMEX_SESSION_TIMEOUT_S": "1", "MEMEX_MAX_SESSIONS": "2"},
-               timeout_s=BOOT_TIMEOUT_S) as server:
+    # A real uvicorn server (in a thread of this process: no second interpreter to boot).
+    with serve_app(create_memex_app(max_sessions=2, idle_timeout_s=1,
+                                    frontend_dir=None)) as server:
         yield server
 
 
@@ -241,40 +245,20 @@ def test_episode_keeps_call_digests_and_drops_pages_evicted_from_ram():
 
 # ---- 8. the typed client never fakes an episode end --------------------------------------------
 
-def _server_on(port: int) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-m", "memex.openenv_server", "--port", str(port),
-                             "--log-level", "warning"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    deadline = time.monotonic() + BOOT_TIMEOUT_S
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
-                return proc
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    proc.kill()
-    raise TimeoutError("server did not start")
-
-
 def test_typed_client_raises_episode_lost_after_a_server_restart():
+    # A real uvicorn server in this process (no interpreter to boot): stopped, then a fresh
+    # one — a new app, holding no sessions — started on the same port.
     port = free_port()
-    proc = _server_on(port)
-    try:
-        with MemexEnv(base_url=f"http://127.0.0.1:{port}").sync() as env:
+    with contextlib.closing(MemexEnv(base_url=f"http://127.0.0.1:{port}").sync()) as env:
+        with serve_app(create_memex_app(frontend_dir=None), port=port):
             env.reset(seed=2, difficulty="easy")
             env.step(MemexAction(tool="review_alert"))
-            proc.terminate()
-            proc.wait(timeout=10)
-            proc = _server_on(port)
+        with serve_app(create_memex_app(frontend_dir=None), port=port):
             with pytest.raises(EpisodeLostError):
                 env.step(MemexAction(tool="review_alert"))
             with pytest.raises(EpisodeLostError):  # still lost until reset
                 env.step(MemexAction(tool="review_alert"))
             assert env.reset(seed=2, difficulty="easy").observation.step == 0
-    finally:
-        proc.terminate()
-        proc.wait(timeout=10)
 
 
 # ---- minor ------------------------------------------------------------------------------------
@@ -328,6 +312,16 @@ def test_bearer_token_guards_every_route_but_health(monkeypatch):
     with http.websocket_connect("/ws?access_token=s3cret") as ws:
         ws.send_text(json.dumps({"type": "reset", "data": {"seed": 2}}))
         assert ws.receive_json()["type"] == "observation"
+    # Every HTTP route of the app, each method: 401 without the token, let through with it.
+    routes = [(m, re.sub(r"\{[^}]+\}", "abcd", r.path)) for r in http.app.routes
+              for m in sorted(getattr(r, "methods", None) or ()) if r.path not in ("/health", "/")]
+    assert len(routes) > 10
+    for method, path in routes:
+        assert http.request(method, path).status_code == 401, (method, path)
+        assert http.request(method, path, headers=auth).status_code != 401, (method, path)
+    # The Glass Box's page and assets are code, not data: served without it (GET only).
+    assert http.get("/").status_code != 401 and http.get("/assets/x.js").status_code != 401
+    assert http.post("/").status_code == 401
 
 
 def test_info_counts_ws_sessions_and_the_truth_endpoint_is_off_by_default():
@@ -339,3 +333,65 @@ def test_info_counts_ws_sessions_and_the_truth_endpoint_is_off_by_default():
         ws.send_text(json.dumps({"type": "reset", "data": {"seed": 2}}))
         ws.receive_json()
         assert http.get("/info").json()["ws_sessions"] == 1
+
+
+# ---- expensive work off the event loop, under a per-step deadline -----------------------------
+
+def test_a_step_past_the_deadline_gets_a_typed_error_and_the_episode_stays_usable():
+    http = _client(step_deadline_s=1e-9)  # every read-only tool call overruns it
+    first = http.post("/reset", json={"seed": 2, "difficulty": "easy"}).json()
+    eid, subject = first["episode_id"], first["observation"]["result"]["subject"]["entity_id"]
+    r = _step(http, eid, {"tool": "get_customer_profile", "arguments": {"entity_id": subject}})
+    assert r.status_code == 200
+    obs = r.json()["observation"]
+    assert obs["error"]["code"] == "deadline_exceeded" and obs["result"] is None
+    assert len(obs["context"]["ram"]) == 1  # nothing of the dropped result was kept
+    assert http.get("/state", params={"episode_id": eid}).json()["step_count"] == 1
+    assert _step(http, eid, CLOSE).json()["done"]  # the episode goes on to its end
+    with http.websocket_connect("/ws") as ws:  # the WebSocket path has the same deadline
+        ws.send_json({"type": "reset", "data": {"seed": 2, "difficulty": "easy"}})
+        ws.receive_json()
+        ws.send_json({"type": "step", "data": {"tool": "get_customer_profile",
+                                               "arguments": {"entity_id": subject}}})
+        reply = ws.receive_json()["data"]["observation"]
+        assert reply["error"]["code"] == "deadline_exceeded"
+
+
+def test_steps_with_large_arguments_run_off_the_event_loop():
+    env = MemexEnvironment()
+    env.reset(seed=2, difficulty="easy")
+    threads = []
+    real_step = env.step
+
+    def step(action, timeout_s=None):  # the real step, noting the thread it ran on
+        threads.append(threading.current_thread().name)
+        return real_step(action, timeout_s=timeout_s)
+
+    small = MemexAction(tool="search_compliance_manual", arguments={"query": "cash"})
+    large = MemexAction(tool="search_compliance_manual",
+                        arguments={"query": "cash deposits " * (OFF_LOOP_ARG_CHARS // 10)})
+
+    async def run() -> float:
+        await run_step(step, small, 2.0)
+        await run_step(step, large, 2.0)
+        # A step that blocks for 0.3 s does not stop the loop serving others meanwhile.
+        ticks, gaps = [], []
+
+        async def ticker():
+            last = time.monotonic()
+            while len(ticks) < 1000:
+                await asyncio.sleep(0.01)
+                now = time.monotonic()
+                ticks.append(now)
+                gaps.append(now - last)
+                last = now
+
+        task = asyncio.create_task(ticker())
+        await run_step(lambda a, timeout_s: time.sleep(0.3), large, None)
+        task.cancel()
+        return max(gaps)
+
+    worst_gap = asyncio.run(run())
+    assert threads[0] == threading.current_thread().name  # small: inline, on the loop
+    assert threads[1].startswith("env-step")  # large: a worker thread
+    assert worst_gap < 0.25  # the loop kept ticking through the 0.3 s step

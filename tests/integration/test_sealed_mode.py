@@ -9,7 +9,14 @@ import pytest
 from fastapi.testclient import TestClient
 
 from memex.committee.server import create_committee_app
+from memex.committee.server import main as committee_main
+from memex.committee.tasks import SPLITS as COMMITTEE_SPLITS
+from memex.committee.tasks import TASK_NAMES
 from memex.envkit.sealed import SEALED_SEED_BASE, verify_report
+from memex.openenv_server import main as aml_main
+from memex.scenarios import generate as aml_generate
+from memex.scenarios import split_of as aml_split_of
+from memex.server import environment as aml_env
 from memex.server.app import create_memex_app
 
 SECRET = b"organiser-secret"
@@ -84,3 +91,38 @@ def test_peek_exploit_fails_on_a_sealed_aml_server(monkeypatch):
         assert c.get(f"/episodes/{ids[0]}/truth").status_code in (403, 404, 405)
         report = c.get("/sealed/report").json()
         assert verify_report(report, SECRET) and report["episodes_drawn"] == 2
+
+
+def test_a_seedless_reset_on_an_open_committee_server_never_plays_a_test_world():
+    with TestClient(create_committee_app(sealed=False)) as c:
+        for task in TASK_NAMES:
+            eid = c.post("/reset", json={"task": task}).json()["episode_id"]
+            state = c.get("/state", params={"episode_id": eid}).json()
+            assert state["seed"] not in COMMITTEE_SPLITS["test"] and state["split"] == "train"
+
+
+def test_a_seedless_reset_on_an_open_aml_server_draws_a_train_seed(monkeypatch):
+    # a spy on the real generator (the AML state does not show the seed)
+    seeds: list[int] = []
+
+    def spy(seed, *args, **kwargs):
+        seeds.append(seed)
+        return aml_generate(seed, *args, **kwargs)
+
+    monkeypatch.setattr(aml_env, "generate", spy)
+    with TestClient(create_memex_app(sealed=False, frontend_dir=None)) as c:
+        for _ in range(5):
+            assert c.post("/reset", json={"difficulty": "easy"}).status_code == 200
+    assert len(seeds) == 5 and all(aml_split_of(s) == "train" for s in seeds)
+
+
+@pytest.mark.parametrize("main", [committee_main, aml_main])
+def test_both_servers_take_a_sealed_flag(monkeypatch, main):
+    # uvicorn.run is the one thing a test cannot do here: capture the app it would serve
+    served = []
+    monkeypatch.setattr("uvicorn.run", lambda app, **kw: served.append(app))
+    monkeypatch.delenv("MEMEX_SEALED", raising=False)
+    main(["--sealed"])
+    main([])
+    assert [a.state.settings.get("sealed", False) for a in served] == [True, False]
+    assert hasattr(served[0].state, "sealed") and not hasattr(served[1].state, "sealed")

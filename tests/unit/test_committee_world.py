@@ -75,8 +75,9 @@ def test_same_task_and_seed_give_identical_world_and_episode(task):
     assert _play(task, 17) == _play(task, 17)
 
 
-def test_canonical_instance_is_the_first_test_seed_and_is_deterministic():
-    assert SPLITS["test"].start == CANONICAL_SEED
+def test_canonical_instance_is_the_first_train_seed_never_a_test_seed_and_is_deterministic():
+    assert SPLITS["train"].start == CANONICAL_SEED and CANONICAL_SEED not in SPLITS["test"]
+    assert generate("mandate_drift").seed == CANONICAL_SEED
     assert generate("mandate_drift") == generate("mandate_drift", CANONICAL_SEED)
     assert _play("regime_shift_recovery", None) == _play("regime_shift_recovery", CANONICAL_SEED)
 

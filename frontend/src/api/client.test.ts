@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
+import { currentToken, saveToken } from "./auth";
 import { ApiError, MemexApi, describeDetail } from "./client";
 
 afterEach(() => vi.unstubAllGlobals());
@@ -48,5 +49,45 @@ describe("server client", () => {
     await expect(new MemexApi().info()).rejects.toMatchObject({ status: 502, message: "Bad Gateway" });
     respond(200, { action: {} });
     await expect(new MemexApi().tools()).rejects.toThrow(/lists no tools/);
+  });
+});
+
+/** The browser's address bar and this tab's sessionStorage (the unit tests run under node). */
+function stubBrowser(href: string) {
+  const items = new Map<string, string>();
+  const location = { href };
+  vi.stubGlobal("sessionStorage", {
+    getItem: (k: string) => items.get(k) ?? null,
+    setItem: (k: string, v: string) => void items.set(k, v),
+    removeItem: (k: string) => void items.delete(k),
+  });
+  vi.stubGlobal("window", { location, history: { state: null, replaceState: (_s: unknown, _t: string, url: string) => { location.href = url; } } });
+  return { location, items };
+}
+
+describe("bearer token", () => {
+  it("test_the_token_is_sent_on_every_request_and_on_release", async () => {
+    const fetchMock = respond(200, { status: "healthy" });
+    const api = new MemexApi("http://x", "s3cret");
+    await api.health();
+    expect(fetchMock).toHaveBeenCalledWith("http://x/health", expect.objectContaining({
+      headers: expect.objectContaining({ authorization: "Bearer s3cret" }) }));
+    api.release("e1");
+    expect(fetchMock).toHaveBeenLastCalledWith("http://x/episodes/e1", expect.objectContaining({
+      method: "DELETE", headers: { authorization: "Bearer s3cret" } }));
+  });
+
+  it("test_a_token_in_the_address_is_kept_for_the_tab_and_removed_from_the_bar", async () => {
+    const { location, items } = stubBrowser("http://h/?token=abc&x=1");
+    expect(currentToken()).toBe("abc");
+    expect(location.href).toBe("http://h/?x=1");
+    expect(items.get("memex.token")).toBe("abc");
+    expect(currentToken()).toBe("abc"); // from this tab's storage now
+    const fetchMock = respond(200, { status: "healthy" });
+    await new MemexApi().health();
+    expect(fetchMock).toHaveBeenCalledWith("/health", expect.objectContaining({
+      headers: expect.objectContaining({ authorization: "Bearer abc" }) }));
+    saveToken(null);
+    expect(currentToken()).toBeNull();
   });
 });

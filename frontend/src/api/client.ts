@@ -4,6 +4,7 @@
  * Every non-2xx answer becomes an `ApiError` carrying the server's own message.
  */
 import type { Action, Envelope, GroundTruth, ResetOptions, ServerInfo, ToolDeclaration } from "../model/types";
+import { authHeaders, currentToken } from "./auth";
 
 export class ApiError extends Error {
   override name = "ApiError";
@@ -35,14 +36,18 @@ export function describeDetail(body: unknown): string | null {
 }
 
 export class MemexApi {
-  constructor(private readonly baseUrl = "") {}
+  /** `token`: the server's bearer token (`MEMEX_API_TOKEN`), if it has one (see `./auth`). */
+  constructor(
+    private readonly baseUrl = "",
+    private readonly token: string | null = currentToken(),
+  ) {}
 
   private async request<T>(method: "GET" | "POST", path: string, body?: unknown): Promise<T> {
     let response: Response;
     try {
       response = await fetch(this.baseUrl + path, {
         method,
-        headers: body === undefined ? {} : { "content-type": "application/json" },
+        headers: { ...authHeaders(this.token), ...(body === undefined ? {} : { "content-type": "application/json" }) },
         body: body === undefined ? null : JSON.stringify(body),
       });
     } catch (err) {
@@ -95,6 +100,7 @@ export class MemexApi {
     void fetch(`${this.baseUrl}/episodes/${encodeURIComponent(episodeId)}`, {
       method: "DELETE",
       keepalive: true,
+      ...(this.token ? { headers: authHeaders(this.token) } : {}),
     }).catch(() => undefined);
   }
 

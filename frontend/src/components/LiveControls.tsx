@@ -30,8 +30,9 @@ export function LiveControls({ live, active, ended, policies, policy, onPolicy, 
     e.preventDefault();
     const options: ResetOptions = { difficulty };
     if (kind.startsWith("case:")) options.case = kind.slice(5);
+    else if (kind.startsWith("adv:")) options.plan = kind.slice(4); // the split entry's own seed
     else if (kind) options.kind = kind;
-    if (seed.trim() !== "") options.seed = Number(seed);
+    if (seed.trim() !== "" && !options.plan) options.seed = Number(seed);
     if (ramPages.trim() !== "") options.ram_pages = Number(ramPages);
     if (kernelCapacity.trim() !== "") options.kernel_capacity = Number(kernelCapacity);
     void live.start(options);

@@ -2,6 +2,7 @@ import type { Residency } from "../model/graph";
 import type { TruthState } from "../model/timeline";
 import type { Action, JsonValue } from "../model/types";
 import { Empty, Panel } from "./Panel";
+import { PlanView } from "./PlanView";
 
 interface Props {
   ended: boolean;
@@ -95,6 +96,7 @@ function TruthBody({ truth, seen, decision, kernel }: Pick<Props, "seen" | "deci
           );
         })}
       </ul>
+      {truth.plan && <PlanView plan={truth.plan} />}
       <h3 className="subhead">Justifying sections</h3>
       <div className="chips">
         {truth.justifying_sections.map((s) => (

@@ -15,5 +15,9 @@ export function kindGroups(info: ServerInfo | null): KindGroup[] {
   if (info?.fixed_cases?.length) {
     groups.push({ label: "Fixed case", options: info.fixed_cases.map((c) => [`case:${c}`, `${c} case`]) });
   }
+  if (info?.adversarial_cases) {
+    const n = info.adversarial_cases;
+    groups.push({ label: "Adversary-made", options: Array.from({ length: n }, (_, i) => [`adv:adversarial/${i}`, `adversarial case ${i}`]) });
+  }
   return groups;
 }

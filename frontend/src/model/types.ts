@@ -126,6 +126,8 @@ export interface GroundTruth {
   red_flags: RedFlag[];
   justifying_sections: string[];
   ubo_id: string | null;
+  /** The case plan, for an adversary-made case (served with the truth, after the end). */
+  plan?: Record<string, JsonValue>;
 }
 
 export interface ToolDeclaration {
@@ -157,6 +159,8 @@ export interface ResetOptions {
   case?: string;
   ram_pages?: number;
   kernel_capacity?: number;
+  /** "adversarial/INDEX": an adversary-made case from the server's adversarial split. */
+  plan?: string;
 }
 
 export interface ServerInfo {
@@ -168,5 +172,7 @@ export interface ServerInfo {
   kinds?: { suspicious: string[]; benign: string[] };
   difficulties?: string[];
   fixed_cases?: string[];
+  /** Entries of the adversarial split, opened by index (their plans stay on the server). */
+  adversarial_cases?: number;
   [key: string]: unknown;
 }

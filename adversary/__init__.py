@@ -1,0 +1,58 @@
+"""The launderer adversary: designs cases (plans) that a defender fails on and the oracle solves.
+
+A plan (`memex.scenarios.plan.CasePlan`) is one point of a bounded, documented knob space:
+kind and variant (the cover story and which cross-check fails), which other checks are written,
+structure (layers, hops, decoys, history, background), amounts and their spread, timing and the
+step budget. `scenarios.plan.build(plan, seed)` makes the case deterministically.
+
+Public API (stable; the curriculum's self-play calls `search`):
+
+- `search(defender="heuristic", *, trials=40, seeds=(0, 1, 2), sampler_seed=0, kinds=None,
+  fixed=None, base_url=None, workers=1, ray_address=None, llm=None, progress=True,
+  on_result=None) -> list[ScoredPlan]`: optuna (TPE) over the knob space against `defender`
+  (a baseline name such as "heuristic", `llm:MODEL` / `ckpt:PATH` through the evaluation
+  harness's policy makers with `llm` = `LLMOptions`, or a harness `PolicyMaker`). Every scored
+  plan, valid ones first, then by failure (highest first). `fixed` pins knobs (e.g.
+  `{"difficulty": "hard"}`), `kinds` restricts the kinds. `workers > 1` or `ray_address`
+  spreads scoring over Ray actors (each with its own environment replica, or a session on
+  `base_url`).
+- `ScoredPlan` (dataclass; `.to_dict()` is JSON-ready): `plan` (the plan dict: feed it to
+  `scenarios.plan.build(plan, seed)`, `reset(seed=..., plan=plan)` or a PLR level),
+  `defender`, `seeds`, `valid` (the oracle solved every seed inside the budget having revealed
+  every decisive view), `failure` (the launderer's reward in [0, 1], 0 when invalid),
+  `defender_return` (mean episode return), `defender_correct` (share of seeds decided right;
+  timeouts are wrong), `oracle_return`, `oracle_correct`, `outcomes` (the defender's per seed).
+- `score_plan(plan, seeds, defender="heuristic", base_url=None) -> ScoredPlan`: one plan.
+- `Scorer(defender, base_url=None)`: reusable scorer on one environment replica.
+- `ScorerPool(defender, workers=2, base_url=None, ray_address=None)`: Ray actors;
+  `.score_many([(plan, seeds), ...])`.
+- `load_split(name="adversarial_v1") -> list[SplitEntry]` and `split_specs(...)`: the fixed,
+  versioned adversarial test split (`adversary/splits/*.json`), used by
+  `python -m memex.evaluation.harness --split adversarial`.
+- The launderer as an OpenEnv environment: `memex.adversary.environment.LaunderEnvironment`
+  (action = a plan, reward = the defender's failure, an invalid plan a typed `invalid_plan`
+  error), served by `python -m memex.adversary.server`, typed client
+  `memex.adversary.client.LaunderEnv`, registered as `--env launderer`.
+
+CLI: `python -m memex.adversary {search,build-split,evaluate,audit}` (see `__main__`).
+"""
+
+from __future__ import annotations
+
+from memex.adversary.distributed import ScorerPool
+from memex.adversary.scoring import ScoredPlan, Scorer
+from memex.adversary.search import DEFAULT_SEEDS, search, suggest
+from memex.adversary.splits import SplitEntry, load_split, split_specs
+
+
+def score_plan(plan, seeds, defender="heuristic", base_url=None) -> ScoredPlan:
+    """Score one plan (dict, JSON or `CasePlan`) on `seeds` against `defender`."""
+    scorer = Scorer(defender, base_url=base_url)
+    try:
+        return scorer.score(plan, tuple(seeds))
+    finally:
+        scorer.close()
+
+
+__all__ = ["DEFAULT_SEEDS", "ScoredPlan", "Scorer", "ScorerPool", "SplitEntry", "load_split",
+           "score_plan", "search", "split_specs", "suggest"]

@@ -1,0 +1,188 @@
+"""Command line of the launderer adversary.
+
+    python -m memex.adversary search --defender heuristic --trials 60 [--workers 2]
+    python -m memex.adversary build-split --defender heuristic --trials 200 --plans 20 \
+        --seeds-per-plan 3 --out adversary/splits/adversarial_v1.json
+    python -m memex.adversary evaluate --defenders heuristic,alert_only [--workers 2]
+    python -m memex.adversary audit [--split adversarial_v1]
+
+`--workers N` (N > 1) or `--ray-address ADDR` spreads plan scoring over Ray actors;
+`--env-url URL` makes every worker play on a session of that server instead of in process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from pathlib import Path
+
+from memex.adversary.scoring import Scorer
+from memex.adversary.search import DEFAULT_SEEDS, search
+from memex.adversary.splits import LATEST, SEED_BASE, SplitEntry, write_split
+from memex.scenarios.plan import PlanError, mirror, parse
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--defender", default="heuristic",
+                   help="a baseline name, llm:MODEL or ckpt:PATH")
+    p.add_argument("--trials", type=int, default=60)
+    p.add_argument("--seeds", default=",".join(map(str, DEFAULT_SEEDS)),
+                   help="comma list of seeds each plan is searched on")
+    p.add_argument("--sampler-seed", type=int, default=0)
+    p.add_argument("--workers", type=int, default=1, help="Ray actors (1: in process)")
+    p.add_argument("--ray-address", default=None, help="join this Ray cluster (default: local)")
+    p.add_argument("--env-url", default=None, help="play on sessions of this server")
+    p.add_argument("--no-progress", action="store_true")
+
+
+def _search(args: argparse.Namespace):
+    return search(args.defender, trials=args.trials,
+                  seeds=[int(s) for s in args.seeds.split(",")],
+                  sampler_seed=args.sampler_seed, workers=args.workers,
+                  ray_address=args.ray_address, base_url=args.env_url,
+                  progress=not args.no_progress)
+
+
+BUDGET_BANDS = ((10, 14), (15, 19), (20, 29), (30, 44))
+
+
+def _by_budget(results, failing: bool) -> dict[str, int]:
+    """How many valid (and, with `failing`, defender-failing) trials per step-budget band."""
+    out = {}
+    for lo, hi in BUDGET_BANDS:
+        out[f"{lo}-{hi}"] = sum(r.valid and (not failing or r.defender_correct < 1.0)
+                                and lo <= r.plan.get("step_budget", 38) <= hi for r in results)
+    return out
+
+
+def build_split(args: argparse.Namespace, command: str) -> int:
+    results = _search(args)
+    # The hardest valid plans, taken round-robin over kinds (best first within each), so one
+    # exploit found early cannot fill the split.
+    by_kind: dict[str, list] = {}
+    seen: set[str] = set()
+    for r in results:
+        key = json.dumps(r.plan, sort_keys=True)
+        if r.valid and r.defender_correct < 1.0 and key not in seen:
+            seen.add(key)
+            by_kind.setdefault(r.plan["kind"], []).append(parse(r.plan))
+    picked = [plans[i] for i in range(max(map(len, by_kind.values()), default=0))
+              for plans in by_kind.values() if i < len(plans)]
+    scorer = Scorer(args.defender, base_url=args.env_url)
+    entries: list[SplitEntry] = []
+    pair = 0
+    for plan in picked:
+        if pair >= args.plans:
+            break
+        try:
+            twin = mirror(plan)
+        except PlanError:
+            continue
+        seeds = tuple(SEED_BASE + pair * args.seeds_per_plan + j
+                      for j in range(args.seeds_per_plan))
+        if not (scorer.score(plan, seeds).valid and scorer.score(twin, seeds).valid):
+            continue  # the oracle must solve both on the split's own seeds
+        entries += [SplitEntry(p, s, role, pair) for p, role in ((plan, "adversary"),
+                                                                  (twin, "mirror"))
+                    for s in seeds]
+        pair += 1
+    scorer.close()
+    out = Path(args.out)
+    head = {"name": out.stem, "version": 1, "command": command, "defender": args.defender,
+            "trials": args.trials, "search_seeds": args.seeds, "sampler_seed": args.sampler_seed,
+            "pairs": pair, "seeds_per_plan": args.seeds_per_plan,
+            "valid_trials": sum(r.valid for r in results),
+            "failing_valid_plans": len(seen),
+            "failing_valid_by_step_budget": _by_budget(results, failing=True),
+            "valid_by_step_budget": _by_budget(results, failing=False)}
+    write_split(out, entries, head)
+    print(f"{len(entries)} entries ({pair} plans and their mirrors) -> {out}", file=sys.stderr)
+    return 0 if entries else 1
+
+
+def evaluate_split(name: str, defenders: list[str], *, workers: int = 1,
+                   ray_address: str | None = None, base_url: str | None = None) -> str:
+    """A markdown table: per defender and entry role, its and the oracle's decision accuracy
+    and mean return on the split's cases (over Ray actors when `workers > 1`)."""
+    from memex.adversary.distributed import ScorerPool
+    from memex.adversary.splits import load_split
+
+    entries = load_split(name)
+    items = [(e.plan, (e.seed,)) for e in entries]
+    lines = ["| defender | cases | n | defender acc | defender return | oracle acc | "
+             "oracle return |", "|---|---|---|---|---|---|---|"]
+    for defender in defenders:
+        if workers > 1 or ray_address:
+            pool = ScorerPool(defender, workers=workers, base_url=base_url,
+                              ray_address=ray_address)
+            scored = pool.score_many(items)
+            pool.close()
+        else:
+            scorer = Scorer(defender, base_url=base_url)
+            scored = [scorer.score(p, s) for p, s in items]
+            scorer.close()
+        for role in ("all", "adversary", "mirror"):
+            rows = [r for r, e in zip(scored, entries, strict=True) if role in ("all", e.role)]
+            n = max(1, len(rows))
+            lines.append(
+                f"| {defender} | {role} | {len(rows)} | "
+                f"{sum(r.defender_correct for r in rows) / n:.3f} | "
+                f"{sum(r.defender_return for r in rows) / n:.3f} | "
+                f"{sum(r.oracle_correct for r in rows) / n:.3f} | "
+                f"{sum(r.oracle_return for r in rows) / n:.3f} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m memex.adversary", description=__doc__.split(
+        "\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    s = sub.add_parser("search", help="search plans against a defender; print the best")
+    _common(s)
+    s.add_argument("--top", type=int, default=5)
+    s.add_argument("--out", default=None, help="write every scored plan as JSONL here")
+    b = sub.add_parser("build-split", help="(re)generate an adversarial test split")
+    _common(b)
+    b.add_argument("--plans", type=int, default=20)
+    b.add_argument("--seeds-per-plan", type=int, default=3)
+    b.add_argument("--out", default=f"adversary/splits/{LATEST}.json")
+    e = sub.add_parser("evaluate", help="play a split's cases: defenders vs the oracle")
+    e.add_argument("--split", default=LATEST)
+    e.add_argument("--defenders", default="heuristic")
+    e.add_argument("--workers", type=int, default=1, help="Ray actors (1: in process)")
+    e.add_argument("--ray-address", default=None)
+    e.add_argument("--env-url", default=None)
+    a = sub.add_parser("audit", help="leak audit on the cases of an adversarial split")
+    a.add_argument("--split", default=LATEST)
+    a.add_argument("--seeds-per-entry", type=int, default=3)
+    a.add_argument("--out", default=None, help="markdown report path")
+    args = p.parse_args(argv)
+    argv_list = sys.argv[1:] if argv is None else list(argv)
+    command = ".venv/bin/python -m memex.adversary " + shlex.join(argv_list)
+    if args.command == "search":
+        results = _search(args)
+        if args.out:
+            Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.out).write_text("".join(json.dumps(r.to_dict()) + "\n" for r in results))
+        for r in results[:args.top]:
+            print(json.dumps(r.to_dict()))
+        return 0
+    if args.command == "build-split":
+        return build_split(args, command)
+    if args.command == "evaluate":
+        print(evaluate_split(args.split, args.defenders.split(","), workers=args.workers,
+                             ray_address=args.ray_address, base_url=args.env_url))
+        return 0
+    from memex.adversary.audit import audit_split
+
+    text, ok = audit_split(args.split, args.seeds_per_entry)
+    if args.out:
+        Path(args.out).write_text(text)
+    print(text)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

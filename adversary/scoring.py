@@ -1,0 +1,118 @@
+"""Scoring a plan against a defender: validity (the oracle solves it) and the defender's failure.
+
+For each seed the case `scenarios.plan.build(plan, seed)` is played twice on an environment
+replica (in process, or a WebSocket session on a server URL): by the oracle and by the defender.
+
+- **valid**: on every seed the oracle, which decides from the truth but is paid only for what
+  tools revealed, reaches the right decision inside the step budget having revealed every
+  decisive view (`evidence_share == 1`). A plan the oracle cannot solve is not a hard case,
+  it is a broken one.
+- **failure** (the launderer's reward, in [0, 1]; 0 when invalid): the mean over seeds of
+  `FAILURE_WRONG * (defender wrong or timed out) + FAILURE_REGRET * regret`, where regret is
+  `(oracle return - defender return) / 2` clipped to [0, 1] (returns lie in about [-2, 1]).
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from memex.envkit.episodes import EpisodeSpec
+from memex.scenarios.plan import CasePlan, parse
+from memex.scenarios.plan import build as build_case
+
+FAILURE_WRONG = 0.75
+FAILURE_REGRET = 0.25
+ORACLE = "oracle"
+
+
+@dataclass
+class ScoredPlan:
+    """A plan with its scores against one defender (the `search` result rows)."""
+
+    plan: dict[str, Any]
+    defender: str
+    seeds: tuple[int, ...]
+    valid: bool
+    failure: float                 # the launderer's reward (0 when invalid)
+    defender_return: float         # mean episode return over seeds
+    defender_correct: float        # share of seeds decided right (timeouts are wrong)
+    oracle_return: float
+    oracle_correct: float
+    outcomes: tuple[str, ...] = field(default=())   # the defender's, per seed
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["seeds"], out["outcomes"] = list(self.seeds), list(self.outcomes)
+        return out
+
+
+def spec_for(plan: CasePlan, seed: int, repeat: int = 0) -> EpisodeSpec:
+    """The episode spec of (plan, seed): reset options carry the plan (never observed)."""
+    return EpisodeSpec(plan.kind, plan.difficulty, seed, {"seed": seed, "plan": plan.to_dict()},
+                       repeat)
+
+
+def play_one(session: Any, plan: CasePlan, seed: int, policy: str | Any) -> dict[str, Any]:
+    """One episode of `policy` (a baseline name or a `PolicyMaker`) on (plan, seed)."""
+    from memex.adapter import ADAPTER
+
+    spec = spec_for(plan, seed)
+    case = build_case(plan, seed)
+    if isinstance(policy, str):
+        agent = ADAPTER.make_policy(policy, seed=zlib.crc32(f"{policy}|{spec.key}".encode()))
+        label, max_steps = policy, None
+    else:
+        agent, label, max_steps = policy.build(spec), policy.label, policy.max_steps
+    episode = ADAPTER.play(session, agent, spec, case=case, max_steps=max_steps)
+    terminal = (episode.final.metadata or {}).get("terminal") or {}
+    outcome = ADAPTER.episode_outcome(episode)
+    return {"policy": label, "seed": seed, "outcome": outcome,
+            "correct": outcome in ("TP", "TN"), "return": float(episode.episode_return),
+            "evidence_share": float((terminal.get("measures") or {}).get("evidence_share", 0.0)),
+            "steps": episode.steps}
+
+
+def combine(plan: CasePlan, defender: str, oracle: Sequence[dict[str, Any]],
+            played: Sequence[dict[str, Any]]) -> ScoredPlan:
+    """Scores from the oracle's and the defender's episodes on the same seeds."""
+    n = max(1, len(played))
+    valid = bool(oracle) and all(o["correct"] and o["evidence_share"] >= 1.0 for o in oracle)
+    failure = sum(FAILURE_WRONG * (not d["correct"]) + FAILURE_REGRET * min(1.0, max(
+        0.0, (o["return"] - d["return"]) / 2)) for o, d in zip(oracle, played, strict=True)) / n
+    return ScoredPlan(
+        plan=plan.to_dict(), defender=defender, seeds=tuple(d["seed"] for d in played),
+        valid=valid, failure=round(failure, 6) if valid else 0.0,
+        defender_return=round(sum(d["return"] for d in played) / n, 6),
+        defender_correct=sum(d["correct"] for d in played) / n,
+        oracle_return=round(sum(o["return"] for o in oracle) / max(1, len(oracle)), 6),
+        oracle_correct=sum(o["correct"] for o in oracle) / max(1, len(oracle)),
+        outcomes=tuple(d["outcome"] for d in played))
+
+
+class Scorer:
+    """Scores plans on one environment replica: in process, or a session on `base_url`."""
+
+    def __init__(self, defender: str | Any = "heuristic", base_url: str | None = None,
+                 llm: Any = None):
+        from memex.adapter import ADAPTER
+
+        self.base_url = base_url
+        self.session = ADAPTER.open(base_url)
+        if isinstance(defender, str) and defender.startswith(("llm:", "ckpt:")):
+            from memex.evaluation.harness import policy_maker
+
+            defender = policy_maker(ADAPTER, defender, llm=llm)
+        self.defender = defender
+        self.label = defender if isinstance(defender, str) else defender.label
+
+    def score(self, plan: CasePlan | dict[str, Any], seeds: Sequence[int]) -> ScoredPlan:
+        plan = parse(plan)
+        oracle = [play_one(self.session, plan, s, ORACLE) for s in seeds]
+        played = [play_one(self.session, plan, s, self.defender) for s in seeds]
+        return combine(plan, self.label, oracle, played)
+
+    def close(self) -> None:
+        self.session.close()

@@ -1,0 +1,80 @@
+"""Serve the launderer adversary as an OpenEnv environment:
+`python -m memex.adversary.server [--port 7862]`; the ASGI app is `memex.adversary.server:app`.
+
+Built like the other servers (`envkit.http_episodes.create_env_app`: OpenEnv `create_app` with
+typed models, `/ws` sessions, stateful HTTP episodes). `POST /reset` takes
+`LaunderResetRequest` (`seed`, `defender`, `seeds_per_plan`, `plans`); `GET /knobs` returns the
+knob space. Configuration as for the AML server (`MEMEX_MAX_SESSIONS`,
+`MEMEX_SESSION_TIMEOUT_S`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from typing import Any, Literal
+
+import uvicorn
+from fastapi import FastAPI
+from pydantic import Field
+
+from memex.adversary.environment import (
+    DEFENDERS,
+    MAX_PLANS,
+    MAX_SEEDS_PER_PLAN,
+    LaunderEnvironment,
+    knob_space,
+)
+from memex.adversary.models import LaunderAction, LaunderObservation, LaunderState
+from memex.envkit.http_episodes import (
+    DEFAULT_MAX_SESSIONS,
+    DEFAULT_SESSION_TIMEOUT_S,
+    ResetFields,
+    create_env_app,
+)
+
+DEFAULT_PORT = 7862
+Defender = Literal[DEFENDERS]  # type: ignore[valid-type]
+
+
+class LaunderResetRequest(ResetFields):
+    seed: int | None = Field(default=None, ge=0, description="Picks the case seeds.")
+    defender: Defender = Field(default="heuristic", description="The AML baseline to beat.")
+    seeds_per_plan: int = Field(default=2, ge=1, le=MAX_SEEDS_PER_PLAN)
+    plans: int = Field(default=1, ge=1, le=MAX_PLANS)
+
+
+def create_launderer_app(max_sessions: int | None = None,
+                         idle_timeout_s: float | None = None) -> FastAPI:
+    app = create_env_app(LaunderEnvironment, LaunderAction, LaunderObservation, LaunderState,
+                         name="memex-launderer", reset_model=LaunderResetRequest,
+                         max_sessions=max_sessions, idle_timeout_s=idle_timeout_s,
+                         title="Memex launderer adversary environment")
+
+    @app.get("/knobs", tags=["Environment Info"], summary="The case-plan knob space")
+    async def knobs() -> dict[str, Any]:
+        return knob_space()
+
+    return app
+
+
+app = create_launderer_app()
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description="Serve the launderer adversary environment.")
+    p.add_argument("--host", default=os.environ.get("HOST", "0.0.0.0"))
+    p.add_argument("--port", type=int, default=int(os.environ.get("PORT", DEFAULT_PORT)))
+    p.add_argument("--max-sessions", type=int,
+                   default=int(os.environ.get("MEMEX_MAX_SESSIONS", DEFAULT_MAX_SESSIONS)))
+    p.add_argument("--session-timeout", type=float,
+                   default=float(os.environ.get("MEMEX_SESSION_TIMEOUT_S",
+                                                DEFAULT_SESSION_TIMEOUT_S)))
+    p.add_argument("--log-level", default="info")
+    args = p.parse_args(argv)
+    uvicorn.run(create_launderer_app(args.max_sessions, args.session_timeout), host=args.host,
+                port=args.port, log_level=args.log_level, ws="websockets-sansio")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,453 @@
+"""The measured learning run (`make learn`): does GRPO move a small model in Memex?
+
+One command, three models, one held-out evaluation:
+
+1. `train_grpo.main` fits SmolLM2-135M's LoRA on heuristic (observation -> action) pairs (the
+   SFT warm start, saved as `grpo/warmstart/`), then runs closed-loop branch-point GRPO on the
+   slice's train-split episodes (`grpo/final/`, `grpo/metrics.csv`).
+2. The control starts from the same warm start and gets the same extra compute as supervised
+   steps: one optimizer step per heuristic (observation -> action) pair, as many pairs as GRPO
+   trained rows (fresh pairs, from train-split episodes the warm start did not use).
+3. The three models (warm start, GRPO, control) play the same held-out test-split episodes of
+   the slice, in process, in lockstep with one batched greedy generation per turn (the trainer's
+   `RolloutEngine` and prompt renderer: evaluation prompts are training prompts); the heuristic
+   investigator plays them too under the same turn cap, as a reference.
+
+Reported with bootstrap 95% intervals (scipy, percentile method): return (the episode return,
+a turn-capped episode scored as the environment scores a timeout — the training reward's
+`outcome`), decision accuracy, valid tool-call rate, page faults, citations (the share of the
+needed manual sections a decision cited validly; only defined for decided episodes), and the
+paired differences GRPO - warm start and GRPO - control. Figures: the GRPO reward and its
+components, the share of GRPO groups whose rewards had zero variance (no learning signal), and
+the comparison. Everything goes to `--out` (runs/) and the report and figures to `--docs`.
+
+    .venv/bin/python scripts/learn.py                  # the size recorded in docs/training.md
+    .venv/bin/python scripts/learn.py --size full      # the issue's size (>= 200 test episodes)
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import shlex
+import shutil
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any
+
+from memex import train_grpo
+from memex.envkit.adapter import EnvAdapter, get_adapter
+from memex.envkit.episodes import EpisodeSpec
+from memex.inference import load_local_model
+
+# Sizes. `small` is what ran on this project's shared, overloaded 2-core machine
+# (docs/training.md); `full` is the issue's size (>= 200 test episodes, whole prompts with the
+# tool list), not run here.
+SIZES: dict[str, dict[str, Any]] = {
+    "small": {"tasks": "trade_based,pep_wealth", "max_turns": 1, "warmstart": 4,
+              "num_prompts": 2, "num_generations": 4, "test_episodes": 12,
+              "max_new_tokens": 36, "max_prompt_tokens": 128},
+    "full": {"tasks": "trade_based,pep_wealth", "max_turns": 2, "warmstart": 64,
+             "num_prompts": 32, "num_generations": 4, "test_episodes": 200,
+             "max_new_tokens": 48, "max_prompt_tokens": 1536},
+}
+MEASURES = (("return", "return"), ("decision_accuracy", "decision accuracy"),
+            ("valid_call_rate", "valid tool-call rate"), ("page_faults", "page faults"),
+            ("citation_share", "citations (share, decided episodes)"),
+            ("quality", "evidence quality (reward)"))
+MODELS = ("warm start", "GRPO", "control (SFT)")
+
+
+# ---- evaluation -------------------------------------------------------------------------------
+
+@dataclass
+class GreedyGenerator:
+    """Evaluation stand-in for the trainer in `RolloutEngine.advance`: the same
+    `_generate_single_turn(prompt_ids, images, fields, n)` call, answered by batched greedy
+    decoding of the model under evaluation (left-padded chunks of `batch` prompts)."""
+
+    model: Any
+    tokenizer: Any
+    max_new_tokens: int
+    batch: int = 16
+
+    def _generate_single_turn(self, prompt_ids: list[list[int]], images: Any, fields: Any,
+                              num_generations: int) -> tuple[list[list[int]], None]:
+        import torch
+
+        pad, eos = self.tokenizer.pad_token_id, self.tokenizer.eos_token_id
+        out: list[list[int]] = []
+        for i in range(0, len(prompt_ids), self.batch):
+            chunk = prompt_ids[i:i + self.batch]
+            width = max(map(len, chunk))
+            ids = torch.tensor([[pad] * (width - len(p)) + p for p in chunk])
+            mask = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in chunk])
+            with torch.no_grad():
+                gen = self.model.generate(input_ids=ids, attention_mask=mask, do_sample=False,
+                                          max_new_tokens=self.max_new_tokens, pad_token_id=pad,
+                                          temperature=None, top_p=None, top_k=None)
+            for row in gen[:, width:].tolist():
+                out.append(row[:row.index(eos) + 1] if eos in row else row)
+        return out, None
+
+
+def evaluate_model(path: Path, specs: list[EpisodeSpec], args: argparse.Namespace
+                   ) -> list[dict[str, Any]]:
+    """One row per test episode: the model plays it to the end or the turn cap."""
+    from tqdm import tqdm
+
+    adapter = get_adapter("memex")
+    model, tokenizer = load_local_model(str(path))
+    model.eval()
+    engine = train_grpo.RolloutEngine(
+        adapter, tokenizer, env_url=None, max_turns=args.max_turns, compact=True,
+        max_prompt_chars=args.max_prompt_chars, max_prompt_tokens=args.max_prompt_tokens,
+        seed=args.seed)
+    generator = GreedyGenerator(model, tokenizer, args.max_new_tokens, args.eval_batch)
+    rows = []
+    chunk = args.eval_batch
+    for i in tqdm(range(0, len(specs), chunk), desc=f"evaluate {path.name}", unit="batch"):
+        rollouts = [train_grpo.Rollout(engine, s, adapter.case_for(s))
+                    for s in specs[i:i + chunk]]
+        engine.advance(rollouts, generator)
+        for r in rollouts:
+            r.finish()
+            rows.append(_row(adapter, r.episode, r.rewards(0) if r.turns else None,
+                             [t.parsed.status == "ok" for t in r.turns]))
+    engine.pool.shutdown()
+    return rows
+
+
+def evaluate_heuristic(adapter: EnvAdapter, specs: list[EpisodeSpec], max_turns: int
+                       ) -> list[dict[str, Any]]:
+    rows = []
+    for spec in specs:
+        session = adapter.open()
+        episode = adapter.play(session, adapter.make_policy("heuristic"), spec,
+                               max_steps=max_turns)
+        session.close()
+        ret = episode.episode_return
+        if not episode.done:
+            ret += adapter.timeout_return(episode.case)
+        parts = adapter.reward_components(episode)
+        rows.append(_row(adapter, episode, {"outcome": ret, **parts},
+                         [True] * len(episode.actions)))
+    return rows
+
+
+def _row(adapter: EnvAdapter, episode: Any, rewards: dict[str, float] | None,
+         valid: list[bool]) -> dict[str, Any]:
+    m = adapter.metrics(episode)
+    return {"key": episode.spec.key, "outcome": adapter.outcome(episode),
+            "return": rewards["outcome"] if rewards else None,
+            "quality": rewards["quality"] if rewards else None,
+            "decision_accuracy": m["decision_accuracy"],
+            "valid_call_rate": sum(valid) / max(1, len(valid)),
+            "page_faults": m["page_faults"], "citation_share": m["citation_share"],
+            "turns": len(valid)}
+
+
+# ---- statistics -------------------------------------------------------------------------------
+
+def interval(values: list[float | None], seed: int = 0) -> dict[str, Any]:
+    """Mean and bootstrap 95% interval of the defined values."""
+    import numpy as np
+    from scipy.stats import bootstrap
+
+    x = np.array([v for v in values if v is not None], dtype=float)
+    if len(x) == 0:
+        return {"n": 0, "mean": None, "lo": None, "hi": None}
+    if len(x) == 1 or np.all(x == x[0]):
+        return {"n": len(x), "mean": float(x.mean()), "lo": float(x[0]), "hi": float(x[0])}
+    ci = bootstrap((x,), np.mean, confidence_level=0.95, n_resamples=5000,
+                   method="percentile", rng=np.random.default_rng(seed)).confidence_interval
+    return {"n": len(x), "mean": float(x.mean()), "lo": float(ci.low), "hi": float(ci.high)}
+
+
+def paired_difference(a: list[dict[str, Any]], b: list[dict[str, Any]], key: str
+                      ) -> dict[str, Any]:
+    """Mean of a - b over the episodes (same keys) where both define `key`, with its interval."""
+    by_key = {r["key"]: r[key] for r in b}
+    diffs = [r[key] - by_key[r["key"]] for r in a
+             if r[key] is not None and by_key.get(r["key"]) is not None]
+    return interval(diffs)
+
+
+# ---- figures ----------------------------------------------------------------------------------
+
+def plot_zero_variance(csv_path: Path, png: Path) -> Path | None:
+    """Per GRPO step: the share of groups whose G rewards were all equal (no advantage, no
+    gradient), and the running share."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [r for r in csv.DictReader(csv_path.open()) if r.get("frac_reward_zero_std")]
+    if not rows:
+        return None
+    steps = [float(r["step"]) for r in rows]
+    share = [float(r["frac_reward_zero_std"]) for r in rows]
+    running = [sum(share[:i + 1]) / (i + 1) for i in range(len(share))]
+    fig, ax = plt.subplots(figsize=(6, 3.2))
+    ax.bar(steps, share, color="#bbb", label="this step")
+    ax.plot(steps, running, marker="o", color="#c33", label="running share")
+    ax.set_ylim(0, 1.05)
+    ax.set_xlabel("GRPO step")
+    ax.set_ylabel("groups with zero reward variance")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+    plt.close(fig)
+    return png
+
+
+def plot_comparison(table: dict[str, dict[str, dict[str, Any]]], png: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    keys = [(k, label) for k, label in MEASURES if k != "citation_share"]
+    fig, axes = plt.subplots(1, len(keys), figsize=(3.1 * len(keys), 3.4))
+    names = list(table)
+    for ax, (key, label) in zip(axes, keys, strict=True):
+        means = [table[n][key]["mean"] or 0.0 for n in names]
+        err = [[m - (table[n][key]["lo"] if table[n][key]["lo"] is not None else m)
+                for m, n in zip(means, names, strict=True)],
+               [(table[n][key]["hi"] if table[n][key]["hi"] is not None else m) - m
+                for m, n in zip(means, names, strict=True)]]
+        ax.bar(range(len(names)), means, yerr=err, capsize=4,
+               color=["#88a", "#c63", "#6a6", "#999"][:len(names)])
+        ax.set_xticks(range(len(names)), names, rotation=30, ha="right", fontsize=8)
+        ax.set_title(label, fontsize=9)
+    fig.tight_layout()
+    fig.savefig(png, dpi=110)
+    plt.close(fig)
+    return png
+
+
+# ---- report -----------------------------------------------------------------------------------
+
+def _fmt(cell: dict[str, Any]) -> str:
+    if cell["mean"] is None:
+        return "n/a (0 defined)"
+    return f"{cell['mean']:.3f} [{cell['lo']:.3f}, {cell['hi']:.3f}]"
+
+
+def results_markdown(results: dict[str, Any], figure_dir: str = "") -> str:
+    table, diffs = results["table"], results["differences"]
+    lines = [f"# Learning run results ({results['size']} size)", "",
+             f"Command: `{results['command']}`", "",
+             f"Slice: {results['slice']}", "",
+             "Means with bootstrap 95% intervals over the test episodes (n per cell after the "
+             "semicolon where a measure is defined on fewer episodes).", "",
+             "| model | " + " | ".join(label for _, label in MEASURES) + " |",
+             "|---|" + "---|" * len(MEASURES)]
+    for name, cells in table.items():
+        lines.append(f"| {name} | " + " | ".join(
+            _fmt(cells[k]) + (f"; n={cells[k]['n']}" if cells[k]["n"] != results["episodes"]
+                              else "") for k, _ in MEASURES) + " |")
+    lines += ["", "Paired differences (same episodes), mean [95% interval]:", "",
+              "| difference | " + " | ".join(label for _, label in MEASURES) + " |",
+              "|---|" + "---|" * len(MEASURES)]
+    for name, cells in diffs.items():
+        lines.append(f"| {name} | " + " | ".join(_fmt(cells[k]) for k, _ in MEASURES) + " |")
+    t = results["timing"]
+    lines += ["", "GRPO: " + ", ".join(f"{k} {v}" for k, v in results["grpo"].items()), "",
+              "Wall time (s): " + ", ".join(f"{k} {v}" for k, v in t.items()), ""]
+    lines += [f"![{n}]({figure_dir}{p})" for n, p in results["figures"].items()]
+    return "\n".join(lines) + "\n"
+
+
+# ---- the run ----------------------------------------------------------------------------------
+
+def _save_rows(out: Path, name: str, rows: list[dict[str, Any]]) -> None:
+    path = out / "episodes" / f"{name.split()[0]}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def _timed(fn: Any, *a: Any) -> tuple[Any, float]:
+    t0 = time.perf_counter()
+    return fn(*a), round(time.perf_counter() - t0, 1)
+
+
+def train_control(args: argparse.Namespace, n: int) -> tuple[int, list[float]]:
+    """The warm start plus n supervised steps (one per fresh heuristic pair) -> out/control."""
+    adapter = get_adapter("memex")
+    out = Path(args.out)
+    model, tokenizer = load_local_model(str(out / "grpo" / "warmstart"), trainable=True)
+    render = {"tool_list": True, "compact": True, "max_chars": args.max_prompt_chars}
+    pairs = train_grpo.demonstrations(adapter, n, args.seed + 1, args.tasks.split(","),
+                                      [args.difficulty], render, args.max_turns)
+    losses = train_grpo.warm_start(model, tokenizer, pairs, epochs=1, lr=args.sft_lr,
+                                   max_tokens=args.max_prompt_tokens + args.max_new_tokens)
+    model.save_pretrained(out / "control")
+    return len(pairs), losses
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description="GRPO vs warm start vs SFT control on a slice.")
+    p.add_argument("--size", choices=tuple(SIZES), default="small")
+    p.add_argument("--tasks", default=None)
+    p.add_argument("--difficulty", default="easy")
+    p.add_argument("--max-turns", type=int, default=None)
+    p.add_argument("--warmstart", type=int, default=None, help="warm-start pairs")
+    p.add_argument("--num-prompts", type=int, default=None, help="GRPO groups (= steps)")
+    p.add_argument("--num-generations", type=int, default=None, help="G")
+    p.add_argument("--test-episodes", type=int, default=None, help="held-out test episodes")
+    p.add_argument("--max-new-tokens", type=int, default=None)
+    p.add_argument("--max-prompt-tokens", type=int, default=None)
+    p.add_argument("--max-prompt-chars", type=int, default=1500)
+    p.add_argument("--lr", type=float, default=1e-4, help="GRPO learning rate")
+    p.add_argument("--sft-lr", type=float, default=1e-3, help="warm start and control")
+    p.add_argument("--eval-batch", type=int, default=16)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--out", default="runs/learn")
+    p.add_argument("--docs", default="docs/training", help="report and figures")
+    p.add_argument("--report-only", action="store_true",
+                   help="redo the statistics and figures from a finished run in --out")
+    argv = sys.argv[1:] if argv is None else argv
+    args = p.parse_args(argv)
+    for key, value in SIZES[args.size].items():
+        if getattr(args, key, None) is None:
+            setattr(args, key, value)
+    args.argv = argv
+    return args
+
+
+def main(argv: list[str] | None = None) -> dict[str, Any]:
+    args = parse_args(argv)
+    if args.report_only:
+        return report(args)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    # One thread per process (three processes share the cores): torch's intra-op threads
+    # spin and wait on each other on a busy machine, which made each forward several times
+    # slower than with one thread.
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    out, docs = Path(args.out), Path(args.docs)
+    for stale in (out / "grpo", out / "control"):
+        shutil.rmtree(stale, ignore_errors=True)
+    out.mkdir(parents=True, exist_ok=True)
+    docs.mkdir(parents=True, exist_ok=True)
+    adapter = get_adapter("memex")
+    tasks = args.tasks.split(",")
+    timing: dict[str, float] = {}
+
+    # Three processes: GRPO (after its warm start) runs beside the control's training and the
+    # warm start's evaluation; each trained model is evaluated as soon as it exists.
+    grpo_argv = [
+        "--model", "smollm2-135m", "--tasks", args.tasks, "--difficulties", args.difficulty,
+        "--max-turns", str(args.max_turns), "--num-prompts", str(args.num_prompts),
+        "--num-generations", str(args.num_generations),
+        "--batch-size", str(args.num_generations), "--grad-accum", "1",
+        "--max-completion-length", str(args.max_new_tokens), "--lr", str(args.lr),
+        "--temperature", "1.0", "--sft-warmstart", str(args.warmstart), "--sft-epochs", "1",
+        "--sft-lr", str(args.sft_lr), "--compact-prompt",
+        "--max-prompt-chars", str(args.max_prompt_chars),
+        "--max-prompt-tokens", str(args.max_prompt_tokens), "--save-steps", "100000",
+        "--seed", str(args.seed), "--output-dir", str(out / "grpo")]
+    per_task = -(-args.test_episodes // len(tasks))  # alert kinds interleaved, seed by seed
+    specs = [s for e in range(per_task) for s in adapter.grid(
+        "test", tasks, [args.difficulty], 1, seed_offset=e)][:args.test_episodes]
+    grpo_rows = args.num_prompts * args.num_generations
+    paths = dict(zip(MODELS, (out / "grpo" / "warmstart", out / "grpo" / "final",
+                              out / "control"), strict=True))
+    rows: dict[str, list[dict[str, Any]]] = {}
+    started = time.perf_counter()
+    with ProcessPoolExecutor(max_workers=3, mp_context=get_context("spawn")) as pool:
+        grpo = pool.submit(_timed, train_grpo.main, grpo_argv)
+        # train_grpo saves warmstart/ before its first rollout writes rollouts.jsonl
+        while not (out / "grpo" / "rollouts.jsonl").exists():
+            if grpo.done():
+                grpo.result()
+                raise RuntimeError("GRPO ended before its first rollout")
+            time.sleep(5)
+        timing["warm start (in the GRPO process)"] = round(time.perf_counter() - started, 1)
+        control = pool.submit(_timed, train_control, args, grpo_rows)
+        evals = {MODELS[0]: pool.submit(_timed, evaluate_model, paths[MODELS[0]], specs, args)}
+        summary, timing["GRPO process"] = grpo.result()
+        evals[MODELS[1]] = pool.submit(_timed, evaluate_model, paths[MODELS[1]], specs, args)
+        (pairs, losses), timing["control training"] = control.result()
+        evals[MODELS[2]] = pool.submit(_timed, evaluate_model, paths[MODELS[2]], specs, args)
+        for name in MODELS:
+            rows[name], timing[f"evaluate {name}"] = evals[name].result()
+            _save_rows(out, name, rows[name])
+    timing["all (parallel)"] = round(time.perf_counter() - started, 1)
+    if summary["global_step"] * args.num_generations != grpo_rows:
+        raise RuntimeError(f"GRPO trained {summary['global_step']} steps, not {args.num_prompts}")
+    rows["heuristic (reference)"] = evaluate_heuristic(adapter, specs, args.max_turns)
+    _save_rows(out, "heuristic (reference)", rows["heuristic (reference)"])
+    (out / "run.json").write_text(json.dumps({
+        "argv": args.argv, "episodes": len(specs), "timing": timing,
+        "summary": summary, "control_pairs": pairs, "control_losses": losses}, indent=2))
+    return report(args)
+
+
+def report(args: argparse.Namespace) -> dict[str, Any]:
+    """Statistics, figures and docs/training/results.md from what the run saved in --out."""
+    out, docs = Path(args.out), Path(args.docs)
+    run = json.loads((out / "run.json").read_text())
+    args = parse_args([*run["argv"], "--out", str(out), "--docs", str(docs)])  # the run's sizes
+    docs.mkdir(parents=True, exist_ok=True)
+    adapter = get_adapter("memex")
+    tasks = args.tasks.split(",")
+    summary, timing, pairs, losses = (run["summary"], run["timing"], run["control_pairs"],
+                                      run["control_losses"])
+    grpo_rows = args.num_prompts * args.num_generations
+    names = [*MODELS, "heuristic (reference)"]
+    rows = {n: [json.loads(line) for line in
+                (out / "episodes" / f"{n.split()[0]}.jsonl").read_text().splitlines()]
+            for n in names}
+    with (out / "episodes.jsonl").open("w") as f:
+        for name, rs in rows.items():
+            for r in rs:
+                f.write(json.dumps({"model": name, **r}) + "\n")
+
+    table = {name: {k: interval([r[k] for r in rs]) for k, _ in MEASURES}
+             for name, rs in rows.items()}
+    differences = {f"GRPO - {other}": {k: paired_difference(rows["GRPO"], rows[other], k)
+                                       for k, _ in MEASURES}
+                   for other in ("warm start", "control (SFT)")}
+    figures = {}
+    curve = out / "grpo" / "reward_curve.png"
+    if curve.exists():
+        shutil.copy(curve, docs / "reward_curve.png")
+        figures["GRPO reward and its components"] = "reward_curve.png"
+    if plot_zero_variance(out / "grpo" / "metrics.csv", docs / "zero_variance.png"):
+        figures["share of GRPO groups with zero reward variance"] = "zero_variance.png"
+    plot_comparison(table, docs / "comparison.png")
+    figures["held-out comparison (95% intervals)"] = "comparison.png"
+    zero = [float(r["frac_reward_zero_std"]) for r in csv.DictReader(
+        (out / "grpo" / "metrics.csv").open()) if r.get("frac_reward_zero_std")]
+    results = {
+        "size": args.size, "episodes": run["episodes"],
+        "command": ".venv/bin/python scripts/learn.py " + shlex.join(run["argv"]),
+        "slice": (f"train/test split, difficulty {args.difficulty}, alert kinds "
+                  f"{', '.join(tasks)}, at most {args.max_turns} model turn(s) per episode "
+                  f"(a capped episode is scored as a timeout); {run['episodes']} test episodes "
+                  f"(seeds from {adapter.splits['test'].start}); prompts <= "
+                  f"{args.max_prompt_tokens} tokens, replies <= {args.max_new_tokens} tokens"),
+        "table": table, "differences": differences, "timing": timing, "figures": figures,
+        "grpo": {"steps": summary["global_step"], "groups": args.num_prompts,
+                 "G": args.num_generations, "rows": grpo_rows,
+                 "warm-start pairs": summary["warm_start"].get("examples"),
+                 "control pairs": pairs, "control last loss": losses[-1],
+                 "zero-variance share": round(sum(zero) / len(zero), 3) if zero else None,
+                 "env calls": summary["env_calls"]}}
+    (out / "results.json").write_text(json.dumps(results, indent=2))
+    (docs / "results.md").write_text(results_markdown(results))
+    print(results_markdown(results))
+    return results
+
+
+if __name__ == "__main__":
+    main()
