@@ -78,7 +78,7 @@ class _Manual:
     def _ranked(self, query: str, k: int) -> tuple[tuple[str, float], ...]:
         tokens = bm25s.tokenize([query], stopwords="en", stemmer=self.stemmer,
                                 show_progress=False)
-        if not any(tokens.ids[0]):
+        if not len(tokens.ids[0]):  # no content word (an id of 0 is a real token)
             return ()
         docs, scores = self.retriever.retrieve(tokens, k=k, show_progress=False)
         return tuple((self.ids[int(d)], float(s)) for d, s in zip(docs[0], scores[0], strict=True)
