@@ -10,8 +10,6 @@ knob space. Configuration as for the AML server (`MEMEX_MAX_SESSIONS`,
 
 from __future__ import annotations
 
-import argparse
-import os
 from typing import Any, Literal
 
 import uvicorn
@@ -27,10 +25,9 @@ from memex.adversary.environment import (
 )
 from memex.adversary.models import LaunderAction, LaunderObservation, LaunderState
 from memex.envkit.http_episodes import (
-    DEFAULT_MAX_SESSIONS,
-    DEFAULT_SESSION_TIMEOUT_S,
     ResetFields,
     create_env_app,
+    server_arguments,
 )
 
 DEFAULT_PORT = 7862
@@ -62,15 +59,7 @@ app = create_launderer_app()
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description="Serve the launderer adversary environment.")
-    p.add_argument("--host", default=os.environ.get("HOST", "0.0.0.0"))
-    p.add_argument("--port", type=int, default=int(os.environ.get("PORT", DEFAULT_PORT)))
-    p.add_argument("--max-sessions", type=int,
-                   default=int(os.environ.get("MEMEX_MAX_SESSIONS", DEFAULT_MAX_SESSIONS)))
-    p.add_argument("--session-timeout", type=float,
-                   default=float(os.environ.get("MEMEX_SESSION_TIMEOUT_S",
-                                                DEFAULT_SESSION_TIMEOUT_S)))
-    p.add_argument("--log-level", default="info")
+    p = server_arguments("Serve the launderer adversary environment.", DEFAULT_PORT)
     args = p.parse_args(argv)
     uvicorn.run(create_launderer_app(args.max_sessions, args.session_timeout), host=args.host,
                 port=args.port, log_level=args.log_level, ws="websockets-sansio")

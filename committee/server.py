@@ -18,8 +18,6 @@ server; flags override them.
 
 from __future__ import annotations
 
-import argparse
-import os
 from typing import Any, Literal
 
 import uvicorn
@@ -31,10 +29,9 @@ from memex.committee.policies import POLICIES
 from memex.committee.references import ScoredCommitteeEnvironment
 from memex.committee.tasks import SPLITS, TASK_NAMES, TASKS
 from memex.envkit.http_episodes import (
-    DEFAULT_MAX_SESSIONS,
-    DEFAULT_SESSION_TIMEOUT_S,
     ResetFields,
     create_env_app,
+    server_arguments,
 )
 from memex.envkit.sealed import install_sealed, sealed_from_env
 
@@ -85,15 +82,7 @@ app = create_committee_app()
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(description="Serve the investment-committee environment.")
-    p.add_argument("--host", default=os.environ.get("HOST", "0.0.0.0"))
-    p.add_argument("--port", type=int, default=int(os.environ.get("PORT", DEFAULT_PORT)))
-    p.add_argument("--max-sessions", type=int,
-                   default=int(os.environ.get("MEMEX_MAX_SESSIONS", DEFAULT_MAX_SESSIONS)))
-    p.add_argument("--session-timeout", type=float,
-                   default=float(os.environ.get("MEMEX_SESSION_TIMEOUT_S",
-                                                DEFAULT_SESSION_TIMEOUT_S)))
-    p.add_argument("--log-level", default="info")
+    p = server_arguments("Serve the investment-committee environment.", DEFAULT_PORT)
     p.add_argument("--sealed", action="store_true", default=None,
                    help="sealed evaluation mode (also MEMEX_SEALED=1)")
     args = p.parse_args(argv)

@@ -11,6 +11,7 @@ frees it. Unknown or expired ids get a 404 that says so. Used by the AML environ
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
 import math
@@ -50,6 +51,22 @@ DEFAULT_SESSION_TIMEOUT_S = 900.0
 DEFAULT_MAX_MCP_SESSIONS = 16
 # An idle live HTTP episode may be evicted for a new one after this long (a full pool).
 DEFAULT_EVICT_IDLE_S = 60.0
+
+
+def server_arguments(description: str, port: int) -> argparse.ArgumentParser:
+    """The serving flags every environment server shares (host, port, session pool, log level);
+    the server adds its own. Loopback by default: a shared server is opted into."""
+    p = argparse.ArgumentParser(description=description)
+    p.add_argument("--host", default=os.environ.get("HOST", "127.0.0.1"),
+                   help="interface to bind (default loopback only)")
+    p.add_argument("--port", type=int, default=int(os.environ.get("PORT", port)))
+    p.add_argument("--max-sessions", type=int,
+                   default=int(os.environ.get("MEMEX_MAX_SESSIONS", DEFAULT_MAX_SESSIONS)))
+    p.add_argument("--session-timeout", type=float,
+                   default=float(os.environ.get("MEMEX_SESSION_TIMEOUT_S",
+                                                DEFAULT_SESSION_TIMEOUT_S)))
+    p.add_argument("--log-level", default="info")
+    return p
 
 
 class HttpStepRequest(BaseModel):

@@ -199,6 +199,7 @@ def test_alert_rule_is_not_a_typology_and_covers_both_classes():
         assert not any(t.replace("_", " ") in text or t in text for t in TYPOLOGIES), rule.code
 
 
+@pytest.mark.integration  # a statistical run, not a unit check: outside `make test-fast`
 def test_train_and_validation_never_draw_holdout_variants_and_test_does():
     held = {(k, v) for k, s in KINDS.items() for v in s.holdout_variants}
     assert held
@@ -257,6 +258,7 @@ def test_red_flag_carriers_are_records_not_the_subject_alone():
             assert set(flag.carrier_ids) <= set(case.public.all_ids())
 
 
+@pytest.mark.integration  # a statistical run, not a unit check: outside `make test-fast`
 def test_every_rule_has_person_and_company_subjects_in_both_classes():
     """...except the older-customer rule, which by definition alerts on a person."""
     person_only = {ELDER_ACTIVITY.code}
