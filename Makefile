@@ -95,24 +95,33 @@ baselines: $(VENV)/.all
 		--plots-dir docs/baselines --title "Memex baselines on the test split"
 
 # docs/training/results.md: warm start vs GRPO vs an SFT control on held-out test episodes
-# (scripts/learn.py; LEARN_SIZE=full for the issue's size: >= 200 test episodes).
-LEARN_SIZE ?= small
+# (scripts/learn.py; the issue's size, >= 200 test episodes; LEARN_SIZE=small for a smoke test).
+LEARN_SIZE ?= full
 learn: $(VENV)/.all
 	HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false $(PY) scripts/learn.py --size $(LEARN_SIZE)
 
 # The launderer adversary: regenerate the adversarial test split, then docs/adversary.md's
-# numbers (the split's cases vs the oracle, the test split, the leak audit on the split).
+# numbers (its defenders table and the leak audit on the split, written into the doc).
 adversary-split: $(VENV)/.all
 	$(PY) -m memex.adversary build-split --defender heuristic --trials 200 --plans 20 \
 		--seeds-per-plan 3 --out adversary/splits/adversarial_v1.json
 
-adversary-report: $(VENV)/.all
-	$(PY) -m memex.adversary evaluate --defenders heuristic,alert_only,one_lookup,random
-	$(PY) -m memex.adversary audit --seeds-per-entry 3
-	$(PY) -m memex.evaluation.harness --split adversarial --workers 2 --traces none \
-		--policies heuristic,oracle,alert_only,one_lookup,random --out runs/adversarial
-	$(PY) -m memex.evaluation.harness --split test --episodes 2 --workers 2 --traces none \
-		--policies heuristic,oracle,alert_only,one_lookup,random --out runs/test_for_adversary
+# The dry-run model is `train_grpo.py --dry-run`'s checkpoint (trained once, kept in runs/),
+# evaluated as it trains: at most 2 model turns per episode, 64-token replies, no re-asks.
+DRY_MODEL := runs/dry_model/final
+$(DRY_MODEL)/adapter_config.json: | $(VENV)/.all
+	HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false $(PY) -m memex.train_grpo --dry-run \
+		--output-dir runs/dry_model
+
+adversary-report: $(VENV)/.all $(DRY_MODEL)/adapter_config.json
+	HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false $(PY) -m memex.adversary report \
+		--defenders heuristic,oracle,alert_only,one_lookup,random,ckpt:$(DRY_MODEL) \
+		--pairs 5 --seeds-per-plan 1 --test-tasks split --test-difficulties easy --test-episodes 1 \
+		--max-steps 2 --max-tokens 64 --reply-retries 0 --no-progress --doc docs/adversary.md
+	$(PY) -m memex.adversary report --defenders heuristic,oracle,alert_only,one_lookup,random \
+		--seeds-per-plan 3 --test-episodes 2 --no-progress --out runs/adversary_report_full \
+		--doc docs/adversary.md --section adversary-report-full
+	$(PY) -m memex.adversary audit --seeds-per-entry 8 --doc docs/adversary.md
 
 # docs/curriculum.md: the PLR curve (the levels prioritized level replay samples over updates,
 # against uniform sampling). `make selfplay`: a bounded CPU dry run of self-play (runs/selfplay).

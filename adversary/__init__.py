@@ -34,7 +34,7 @@ Public API (stable; the curriculum's self-play calls `search`):
   error), served by `python -m memex.adversary.server`, typed client
   `memex.adversary.client.LaunderEnv`, registered as `--env launderer`.
 
-CLI: `python -m memex.adversary {search,build-split,evaluate,audit}` (see `__main__`).
+CLI: `python -m memex.adversary {search,build-split,evaluate,audit,report}` (see `__main__`).
 """
 
 from __future__ import annotations

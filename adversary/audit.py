@@ -3,8 +3,11 @@ classifiers, run on the cases of an adversarial split instead of generated ones.
 
 The bar is the audit's own (`leak_audit.violations`): the alert no better than the majority rate
 + 0.05 (under every rule), any other single view no better than majority + 0.15, and the
-combined view (everything a thorough investigation gathers) at least 0.97. With a few hundred
-cases the cross-validated estimate is noisier than the main audit's; the report says how many.
+combined view (everything a thorough investigation gathers) at least 0.97. The classifiers learn
+from the cases they are shown: a split's plan is one variant among many, so each entry's plan is
+built on several seeds (`seeds_per_entry`; `make adversary-report` uses 8, 960 cases) for the
+combined classifier to see enough cases of each plan's decisive cross-check. The report says
+how many cases it used.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ def audit_split(name: str = "adversarial_v1", seeds_per_entry: int = 1,
     results = [la.evaluate_view(v, "adversarial", [f[v] for f in feats], y, rules, top=False)
                for v in (*la.VIEWS, la.COMBINED)]
     bad = la.violations(results)
-    lines = [f"## Leak audit on `{header(name)['name']}` ({len(cases)} cases: {len(entries)} "
+    lines = [f"### Leak audit on `{header(name)['name']}` ({len(cases)} cases: {len(entries)} "
              f"entries x {seeds_per_entry} seeds, {int(y.sum())} suspicious)", "",
              "| view | accuracy | majority | lift |", "|---|---|---|---|"]
     for r in results:

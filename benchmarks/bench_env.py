@@ -7,7 +7,9 @@ total of Memex replicas (`--replicas`, one process per core), and server memory 
 Both servers run under uvicorn in subprocesses built by the same `create_env_app`; the same
 asyncio WebSocket client drives both, so the ratio isolates what Memex adds. Targets (issue
 #12, 2 cores): Memex / echo >= 0.6 at 64 sessions through one process; in-process step p50
-<= 100 us. The replicas line spreads the same 64 sessions round-robin over N processes.
+<= 100 us (three tools right after each reset; a second line gives the p50 over the heuristic
+investigator's whole episodes). The replicas line spreads the same 64 sessions round-robin
+over N processes.
 """
 
 from __future__ import annotations
@@ -27,8 +29,10 @@ from tqdm import tqdm
 from websockets.asyncio.client import connect
 
 from memex.envkit.servers import serve, serve_command
+from memex.evaluation.runs import run_episode
 from memex.models import MemexAction
 from memex.openenv_server import replica_urls
+from memex.policies.heuristic import Heuristic
 from memex.server.environment import MemexEnvironment
 
 
@@ -52,6 +56,24 @@ def in_process(n: int) -> tuple[float, float, float]:
             cpu.append(time.thread_time() - c)
     return (statistics.median(resets) * 1e3, statistics.median(steps) * 1e3,
             statistics.median(cpu) * 1e3)
+
+
+def in_process_episodes(n: int) -> tuple[float, int]:
+    """Step p50 (ms, this thread's CPU time) over whole episodes of the heuristic investigator:
+    the tool mix a rollout really makes, most steps some way into an episode."""
+    env, cpu = MemexEnvironment(), []
+    step = env.step
+
+    def timed(action, *args, **kwargs):
+        c = time.thread_time()
+        obs = step(action, *args, **kwargs)
+        cpu.append(time.thread_time() - c)
+        return obs
+
+    env.step = timed
+    for seed in tqdm(range(n), desc="heuristic episodes", leave=False):
+        run_episode(Heuristic(), seed=seed, difficulty="medium", env=env)
+    return statistics.median(cpu) * 1e3, len(cpu)
 
 
 STEPS_PER_EPISODE = 30  # below the smallest step budget, so every step is a real tool call
@@ -156,6 +178,9 @@ def main() -> None:
     reset_ms, step_ms, step_cpu_ms = in_process(args.episodes)
     out(f"in-process: reset p50 {reset_ms:.2f} ms, step p50 {step_ms * 1e3:.0f} us wall, "
         f"{step_cpu_ms * 1e3:.0f} us CPU (target <= 100 us)")
+    episode_ms, steps = in_process_episodes(args.episodes // 4)
+    out(f"in-process, {args.episodes // 4} heuristic-investigator episodes ({steps} steps): "
+        f"step p50 {episode_ms * 1e3:.0f} us CPU")
     counts = [int(x) for x in args.sessions.split(",")]
     rates: dict[int, tuple[float, float]] = {}
     with serve("memex.openenv_server", "--log-level", "warning", timeout_s=600) as memex, \

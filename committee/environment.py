@@ -19,11 +19,12 @@ Actions
 
 Dynamics
     Hidden regimes (expansion, inflation, crisis, recovery, tech boom/correction) switch by a
-    seeded script per task and drive a factor model of monthly returns (`world.py`). The Risk
-    Officer checks the mandate — max weight per asset and per sector, a volatility budget on
-    its EWMA risk model, drawdown discipline, exclusions — warns as limits near, escalates
-    persistent breaches and on the third consecutive one trades the book back inside the
-    limits itself (`risk.py`). The analyst's convictions are noisy, sometimes biased or late
+    regime process per task (public in distribution, seeded per episode) and drive a factor
+    model of monthly returns (`world.py`). The Risk Officer checks the mandate — max weight per
+    asset and per sector, a volatility budget on its EWMA risk model, drawdown discipline,
+    exclusions — warns as limits near, escalates persistent breaches and on the third
+    consecutive one trades the book back inside the limits itself (`risk.py`). The analyst's
+    convictions are noisy, sometimes biased or late
     (`research.py`).
 
 Reward
@@ -541,8 +542,6 @@ class CommitteeEnvironment(Environment[CommitteeAction, CommitteeObservation, Co
             meta["score_components"] = {"episode_return": round(self._return, 6),
                                         "cash_reference": refs.cash,
                                         "oracle_reference": refs.oracle,
-                                        "hindsight_reference": refs.hindsight,
-                                        "reference": refs.reference,
                                         "reference_edge_pts": REFERENCE_EDGE_PTS[world.task],
                                         "range": list(SCORE_RANGE)}
         return meta

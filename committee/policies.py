@@ -1,9 +1,10 @@
 """Baseline policies and exploit probes for the committee, reused by the tests, the baseline
 report and the evaluation harness.
 
-- `heuristic`: a committee-aware PM that uses only observations — it consults Research and
-  Risk, sizes a research tilt inside the mandate with the Risk Officer's model, answers
-  warnings at once, prepares for announced mandate revisions and de-risks under drawdown.
+- `heuristic`: a committee-aware PM that uses only observations — it filters the hidden regime
+  from the month's returns (`belief.py`), takes Research's within-sector stock views, sizes
+  the book inside the mandate with the Risk Officer's model, answers warnings at once and
+  prepares for announced mandate revisions.
 - `random`: a uniformly random action with plausible arguments.
 - `research_chaser`: the naive PM — asks Research, goes all-in on its two favourite assets,
   never asks Risk (a probe).
@@ -12,11 +13,11 @@ report and the evaluation harness.
 - `hold_only`, `equal_weight`, `fixed_concentrated`, `research_then_hold`,
   `regime_table_reader`: the cheap rules of issue #16 (do nothing; a static book; read research
   and never trade; map one sector note onto the regime profiles) — probes.
-- `regime_oracle`, `hindsight_oracle`: told the hidden regime (and, the second, each regime
-  spell's realised mean returns); the better of the two is the score's reference (`scoring.py`).
+- `regime_oracle`: told the hidden regime of each coming month (never a return); the score's
+  reference (`scoring.py`).
 
 Every policy derives from the project's one `memex.policies.base.Policy`: `reset(obs,
-case=None)` and `act(obs) -> CommitteeAction`; only the oracles use `case` (the episode's
+case=None)` and `act(obs) -> CommitteeAction`; only the oracle uses `case` (the episode's
 `World`). `committee/report.py` runs them over a seed split.
 """
 
@@ -30,15 +31,18 @@ from typing import Any, ClassVar
 
 from memex.committee import risk
 from memex.committee.actions import RISK_TARGETS
+from memex.committee.belief import RegimeBelief
 from memex.committee.models import CommitteeAction, CommitteeObservation, MandateView
 from memex.committee.optimizer import optimise
 from memex.committee.research import CONVICTION_SCALE_PCT, RESEARCH_TARGETS
 from memex.committee.rewards import RESEARCH_FRESH_PERIODS, VARIANCE_AVERSION
 from memex.committee.tasks import TASKS
 from memex.committee.world import (
+    ASSETS,
     CASH_RATE_PCT,
     PERIODS_PER_YEAR,
     REGIMES,
+    SECTOR_MEMBERS,
     SECTOR_OF,
     TICKERS,
     Mandate,
@@ -247,72 +251,80 @@ class RegimeTableReader(Policy):
 
 @dataclass
 class _Memory:
-    report_cov: risk.Cov | None = None
-    cov: risk.Cov | None = None
+    belief: RegimeBelief
+    report_cov: risk.Cov | None = None        # the officer's model, as last reported
+    officer_cov: risk.Cov | None = None       # ... rescaled to the latest headline volatility
     risk_period: int | None = None
-    returns: list[dict[str, float]] = field(default_factory=list)
-    alarm_at_research: Alarm = (0, False, frozenset())
+    tilt: dict[str, float] = field(default_factory=dict)   # research signal per stock, averaged
     alarm_at_trade: Alarm = (0, False, frozenset())
 
 
 class Heuristic(Policy):
     """Committee-aware PM from observations only.
 
+    It filters the hidden regime from the month's returns (`belief.py`: a forward filter on the
+    factor model's regime profiles and the task's published regime process), takes from
+    Research what Research is good at — which stock of a sector to prefer (the analyst's
+    biases are common to a sector, so they cancel in the spread) — and from the Risk Officer
+    the model its limits are judged by.
+
     Priorities, each period: (1) fix any breach the Risk Officer flags, at once; (2) when a
     mandate revision is announced, get a fresh risk model and comply before it binds; (3)
-    build the book only after asking Research (every asset) and Risk (the model); (4) when
-    the officer raises an alarm — market stress, drawdown discipline, a position alert —
-    de-risk first and ask Research again after; (5) refresh research when it goes stale; (6)
-    rebalance towards the mean-variance target when it has drifted far enough to pay for the
-    trade, checking with Risk first if the model is older than the research; (7) otherwise
-    hold. The target: research convictions shrunk towards zero (no positive view on an
-    alerted position, views dented by recent losses under stress), the mandate with
-    headroom, the officer's model rescaled to its latest headline volatility, and a
-    volatility target that falls with market stress and deep drawdowns.
+    ask Research (every asset) and Risk (the model) before the first trade; (4) when the
+    officer raises an alarm (market stress, drawdown discipline, a position alert) re-plan at
+    once; (5) rebalance when the target — the mean-variance book for the filtered regime
+    mixture, inside the mandate with headroom — beats the book by more than the trade costs;
+    (6) with the book on target, refresh stale research and an old risk model; (7) hold.
     """
 
     name = "heuristic"
-    ASSET_HEADROOM = 0.88
-    SECTOR_HEADROOM = 0.88
-    VOL_HEADROOM = 0.9
-    CONVICTION_SHRINK = 0.6
-    LOSS_WEIGHT = 0.25             # under stress, how much recent losses dent the view
-    SELLOFF_PCT = 3.0              # last month's mean equity return at or below -this: cut risk
-    SELLOFF_VOL_SCALE = 0.5
-    REBALANCE_TURNOVER = 0.15
+    ASSET_HEADROOM = 0.93
+    SECTOR_HEADROOM = 0.93
+    VOL_HEADROOM = 0.85
+    TILT_SHRINK = 0.3              # how far to trust the research's within-sector spread
+    TILT_MEMORY = 0.5              # weight of the earlier notes in the averaged research signal
+    REBALANCE_GAIN_PCT = 0.1       # a trade must gain this much a month, net of its cost
     RISK_MODEL_MAX_AGE = 8
-    STRESS_VOL_SCALE: ClassVar[dict[str, float]] = {"normal": 1.0, "elevated": 0.7,
-                                                    "severe": 0.4}
+    STRESS_VOL_SCALE: ClassVar[dict[str, float]] = {"normal": 1.0, "elevated": 0.85,
+                                                    "severe": 0.7}
 
     def reset(self, obs, case=None):
-        self.mem = _Memory()
+        spec = TASKS[obs.task]
+        self.mem = _Memory(belief=RegimeBelief(spec.regime_process, spec.horizon))
 
     def _observe(self, obs: CommitteeObservation) -> None:
+        mem = self.mem
+        if obs.market.returns_pct:
+            mem.belief.update(obs.market.returns_pct)
+        if obs.action_type == "query_research" and obs.result:
+            for v in obs.result["views"]:
+                if v["level"] == "asset":
+                    x = CONVICTION_SCALE_PCT * math.atanh(max(-0.95, min(0.95, v["conviction"])))
+                    old = mem.tilt.get(v["name"])
+                    mem.tilt[v["name"]] = x if old is None else (
+                        self.TILT_MEMORY * old + (1 - self.TILT_MEMORY) * x)
         if obs.action_type == "query_risk" and obs.result and \
                 obs.result.get("target") == "PORTFOLIO":
-            self.mem.report_cov = cov_from_report(obs.result)
-            self.mem.risk_period = obs.period
-        if obs.market.returns_pct:
-            self.mem.returns.append(dict(obs.market.returns_pct))
+            mem.report_cov = cov_from_report(obs.result)
+            mem.risk_period = obs.period
         # The officer's model moves every month; the headline vol of the current book is always
         # visible, so rescale the last full report to agree with it.
-        cov = self.mem.report_cov
+        cov = mem.report_cov
         if cov is not None:
             model_vol = risk.vol_annual_pct(risky_weights(obs), cov)
             if model_vol > 0.5 and obs.risk.vol_annual_pct > 0:
                 k2 = (obs.risk.vol_annual_pct / model_vol) ** 2
                 cov = [[x * k2 for x in row] for row in cov]
-        self.mem.cov = cov
+        mem.officer_cov = cov
 
     def act(self, obs):
         self._observe(obs)
         nxt = obs.period + 1
         current = risky_weights(obs)
-        views = {v.name: v for v in obs.research}
-        newest = max((v.period for v in views.values()), default=None)
+        newest = max((v.period for v in obs.research), default=None)
         research_age = math.inf if newest is None else nxt - newest
         model_age = math.inf if self.mem.risk_period is None else nxt - self.mem.risk_period
-        mandate = binding_mandate(obs.mandate, nxt)
+        mandate = binding_mandate(obs.mandate, nxt, lead_periods=2)
         pending = obs.mandate.pending
 
         # (1) a breach flagged by the Risk Officer: fix it now
@@ -321,52 +333,48 @@ class Heuristic(Policy):
             return act("allocate", weights=target, reason="Restore compliance with the mandate "
                        "as the Risk Officer flagged.")
         # (2) an announced mandate revision: fresh model first, then comply before it binds
-        preparing = bool(pending and pending["effective_period"] <= nxt + 1
+        preparing = bool(pending and pending["effective_period"] <= nxt + 2
                          and not self._complies(current, mandate, obs))
         if preparing and model_age > 1 and obs.queries_left > 0:
             return act("query_risk", query_target="PORTFOLIO",
                        reason="Prepare for the mandate revision.")
-        # (3) the committee's input before the first trade
-        if not views and obs.queries_left > 0:
+        # (3) Research's views before the first trade (the officer's full model comes once
+        # the book is on target: its headline figures are always visible)
+        if newest is None and obs.queries_left > 0:
             return act("query_research", query_target="MARKET", reason="Opening views.")
-        if self.mem.cov is None and obs.queries_left > 0:
-            return act("query_risk", query_target="PORTFOLIO", reason="Opening risk check.")
-        if self.mem.cov is None or not views:
-            return act("hold", reason="Waiting for the committee's input.")
-        target = self._target(obs, views, mandate)
-        moved = turnover(target, current)
+        target, mu, cov = self._target(obs, mandate)
         if preparing:
             return self._trade(target, self.mem.alarm_at_trade,
                                "Comply with the revised mandate before it binds.")
         # (4) the Risk Officer raised an alarm (market stress, drawdown discipline, a position
-        # alert) since the last trade: de-risk first, ask later
+        # alert) since the last trade, or lowered one: re-plan at once
         alarm = (STRESS_RANK[obs.risk.market_stress], obs.risk.drawdown_discipline,
                  frozenset(obs.risk.position_alerts))
-        if self._worse(alarm, self.mem.alarm_at_trade) and moved >= 0.05:
-            return self._trade(target, alarm, "De-risk on the Risk Officer's warning.")
-        # (5) keep research fresh; a change in the officer's alarms makes it stale early
-        alarm_changed = alarm != self.mem.alarm_at_research
-        if (research_age >= RESEARCH_FRESH_PERIODS or (alarm_changed and research_age >= 2)) \
-                and obs.queries_left > 0:
-            self.mem.alarm_at_research = alarm
+        moved = turnover(target, current)
+        if alarm != self.mem.alarm_at_trade and moved >= 0.05:
+            return self._trade(target, alarm, "Re-plan on the Risk Officer's warning.")
+        # (5) rebalance when the target beats the book by more than the trade costs: the
+        # market does not wait for a meeting spent asking
+        if self._gain(target, current, mu, cov) >= self.REBALANCE_GAIN_PCT:
+            return self._trade(target, alarm, "Regime view and research tilt, sized to the "
+                               "mandate and the Risk Officer's model.")
+        # (6) with the book on target, keep research and the risk model fresh
+        if research_age >= RESEARCH_FRESH_PERIODS and obs.queries_left > 0:
             return act("query_research", query_target="MARKET", reason="Refresh views.")
-        if model_age > self.RISK_MODEL_MAX_AGE and obs.queries_left > 1:
+        if model_age > self.RISK_MODEL_MAX_AGE and obs.queries_left > 0:
             return act("query_risk", query_target="PORTFOLIO", reason="Refresh the risk model.")
-        # (6) rebalance to the target when it has moved enough to pay for the trade, checking
-        # it with Risk first when the model is older than the research behind it
-        if moved >= self.REBALANCE_TURNOVER or (
-                self._worse(self.mem.alarm_at_trade, alarm) and moved >= 0.05):
-            if model_age > research_age and obs.queries_left >= 3:
-                return act("query_risk", query_target="PORTFOLIO",
-                           reason="Check the rebalance with Risk.")
-            return self._trade(target, alarm, "Research tilt sized to the mandate and the Risk "
-                               "Officer's model.")
         return act("hold", reason="Book is on target.")
 
     @staticmethod
-    def _worse(a: Alarm, b: Alarm) -> bool:
-        """Alarm `a` is more severe than `b` (more stress, discipline, a new position alert)."""
-        return a[:2] > b[:2] or bool(a[2] - b[2])
+    def _gain(target: Mapping[str, float], current: Mapping[str, float],
+              mu: Mapping[str, float], cov: risk.Cov) -> float:
+        """Monthly mean-variance gain (%) of moving to `target`, net of the trade's cost."""
+        def utility(w: Mapping[str, float]) -> float:
+            return (sum(mu[t] * w.get(t, 0.0) for t in TICKERS)
+                    - VARIANCE_AVERSION * risk.variance_pct2(w, cov))
+        cost = sum(abs(target.get(t, 0.0) - current.get(t, 0.0)) * ASSETS[t].cost_bps / 100
+                   for t in TICKERS)
+        return utility(target) - utility(current) - cost
 
     def _trade(self, target: dict[str, float], alarm: Alarm,
                reason: str) -> CommitteeAction:
@@ -376,45 +384,49 @@ class Heuristic(Policy):
     def _vol_target(self, mandate: Mandate, obs: CommitteeObservation) -> float:
         cap = risk.vol_cap(mandate, obs.risk.drawdown_discipline)
         dd_share = min(1.0, obs.portfolio.drawdown_pct / mandate.drawdown_limit_pct)
-        # a sharp equity sell-off last month: the officer's gauge lags it, so cut ahead of it
-        last = self.mem.returns[-1] if self.mem.returns else {}
-        equity = [v for t, v in last.items() if t in TICKERS and SECTOR_OF[t] != "BONDS"]
-        selloff = bool(equity) and statistics.fmean(equity) <= -self.SELLOFF_PCT
         return (cap * self.VOL_HEADROOM * (1 - 0.6 * max(0.0, dd_share - 0.5))
-                * self.STRESS_VOL_SCALE[obs.risk.market_stress]
-                * (self.SELLOFF_VOL_SCALE if selloff else 1.0))
+                * self.STRESS_VOL_SCALE[obs.risk.market_stress])
 
-    def _target(self, obs, views, mandate: Mandate) -> dict[str, float]:
-        recent = self.mem.returns[-2:]
-        bias = TASKS[obs.task].research_bias if obs.task in TASKS else {}
-        mu = {}
+    def _target(self, obs, mandate: Mandate
+                ) -> tuple[dict[str, float], dict[str, float], risk.Cov]:
+        """The book to hold, with the expected excess returns and covariance behind it."""
+        # the sector view from the regime filter; within a sector, the research's relative view
+        # of its stocks (the analyst's bias, mood and sector calls cancel in the spread)
+        mu = self.mem.belief.expected_excess_pct()
+        signal = self.mem.tilt
         for t in TICKERS:
-            view = views.get(t) or views.get(SECTOR_OF[t])
-            c = view.conviction if view is not None else 0.0
-            # the analyst's documented pet-sector bias comes out before sizing
-            signal = math.atanh(max(-0.95, min(0.95, c))) - bias.get(SECTOR_OF[t], 0.0)
-            mu[t] = self.CONVICTION_SHRINK * CONVICTION_SCALE_PCT * signal
-            if recent and obs.risk.market_stress != "normal":
-                avg = statistics.fmean(r[t] for r in recent) - CASH_RATE_PCT
-                mu[t] += self.LOSS_WEIGHT * min(0.0, avg)
+            peers = [signal[u] for u in SECTOR_MEMBERS[SECTOR_OF[t]] if u in signal]
+            if t in signal and len(peers) > 1:
+                mu[t] += self.TILT_SHRINK * (signal[t] - statistics.fmean(peers))
             if t in obs.risk.position_alerts:  # a stop-loss review: no new money on a faller
                 mu[t] = min(mu[t], 0.0)
-        return optimise(mu, self.mem.cov, aversion=VARIANCE_AVERSION,
-                        max_asset_weight=mandate.max_asset_weight * self.ASSET_HEADROOM,
-                        max_sector_weight=mandate.max_sector_weight * self.SECTOR_HEADROOM,
-                        vol_cap_annual_pct=self._vol_target(mandate, obs),
-                        excluded=mandate.excluded)
+        # the belief's covariance (regime uncertainty included) sizes the book; the officer's
+        # model, which the limits are judged by, caps it
+        cov = self.mem.belief.covariance_pct2()
+        vol_target = self._vol_target(mandate, obs)
+        target = optimise(mu, cov, aversion=VARIANCE_AVERSION,
+                          max_asset_weight=mandate.max_asset_weight * self.ASSET_HEADROOM,
+                          max_sector_weight=mandate.max_sector_weight * self.SECTOR_HEADROOM,
+                          vol_cap_annual_pct=vol_target, excluded=mandate.excluded)
+        # until the officer reports, judge the book as a zero-mean model of the belief would
+        officer = self.mem.officer_cov or self.mem.belief.second_moment_pct2()
+        vol = risk.vol_annual_pct(target, officer)
+        if vol > vol_target:
+            target = {t: math.floor(w * vol_target / vol * 10_000) / 10_000
+                      for t, w in target.items()}
+        return target, mu, cov
 
     def _complies(self, weights, mandate: Mandate, obs) -> bool:
-        if self.mem.cov is None:
+        cov = self.mem.officer_cov
+        if cov is None:
             return True
-        return not risk.breaches(risk.check_book(weights, mandate, self.mem.cov,
+        return not risk.breaches(risk.check_book(weights, mandate, cov,
                                                  obs.risk.drawdown_discipline))
 
     def _compliant(self, current, mandate: Mandate, obs) -> dict[str, float]:
         """Trim to the mandate with headroom; with no model yet, scale by the headline vol."""
-        if self.mem.cov is not None:
-            return risk.make_compliant(current, mandate, self.mem.cov,
+        if self.mem.officer_cov is not None:
+            return risk.make_compliant(current, mandate, self.mem.officer_cov,
                                        obs.risk.drawdown_discipline, headroom=0.9)
         w = {t: (0.0 if t in mandate.excluded else min(v, 0.9 * mandate.max_asset_weight))
              for t, v in current.items()}
@@ -479,39 +491,10 @@ class RegimeOracle(Policy):
         return {t: m - CASH_RATE_PCT for t, m in self.world.expected_at(period).items()}
 
 
-class HindsightOracle(RegimeOracle):
-    """The regime oracle told, besides the regime path, each regime spell's *realised* mean
-    return per asset (blended with the regime's expectation by `HINDSIGHT`; 1 = the spell's
-    mean), never a single month's return. Same workflow, same mandate; with it the score's
-    reference beats cash on almost every path, which the expectation-only oracle cannot (a
-    hindsight-free PM loses to cash on a sixth of 20-month paths by chance)."""
-
-    name = "hindsight_oracle"
-    HINDSIGHT = 1.0
-
-    def reset(self, obs, case=None):
-        super().reset(obs, case)
-        regimes, spells, start = case.regimes, {}, 0
-        for end in range(1, len(regimes) + 1):
-            if end == len(regimes) or regimes[end] != regimes[start]:
-                months = case.returns_pct[start:end]
-                mean = {t: statistics.fmean(r[t] for r in months) for t in TICKERS}
-                for p in range(start + 1, end + 1):
-                    spells[p] = mean
-                start = end
-        self.spells = spells
-
-    def _mu(self, period: int) -> dict[str, float]:
-        expected = super()._mu(period)
-        realised = self.spells[min(max(period, 1), self.world.horizon)]
-        return {t: (1 - self.HINDSIGHT) * expected[t]
-                + self.HINDSIGHT * (realised[t] - CASH_RATE_PCT) for t in TICKERS}
-
-
 POLICIES: dict[str, Callable[[], Policy]] = {
     "heuristic": Heuristic, "random": RandomPolicy, "research_chaser": ResearchChaser,
     "always_cash": AlwaysCash, "query_spammer": QuerySpammer, "regime_oracle": RegimeOracle,
-    "hindsight_oracle": HindsightOracle, "hold_only": HoldOnly, "equal_weight": EqualWeight,
+    "hold_only": HoldOnly, "equal_weight": EqualWeight,
     "fixed_concentrated": FixedConcentrated, "research_then_hold": ResearchThenHold,
     "regime_table_reader": RegimeTableReader,
 }

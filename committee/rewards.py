@@ -24,7 +24,7 @@ so the breakdown leaks nothing the market does not.
   `RESPONSE_WINDOW_PERIODS` of the warning, or by the revision's effective period. A hold, a
   query or prices drifting back pay nothing; at most `MAX_RISK_RESPONSES` an episode.
 - The bonus cap: the positive parts of the three bonus terms above sum to at most
-  `MAX_BONUS_PTS` an episode (pinned by `tests/unit/test_committee_env.py`); the growth term
+  `MAX_BONUS_PTS` an episode (pinned by `tests/unit/test_committee_shaping.py`); the growth term
   separates policies by 5-15 pts, so shaping guides but cannot rank.
 - `transaction_cost`: traded notional x the asset's cost in bps, for the PM's trades and any
   the Risk Officer enforces; also deducted from NAV.

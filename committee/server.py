@@ -67,7 +67,8 @@ def create_committee_app(max_sessions: int | None = None,
     async def tasks() -> dict[str, Any]:
         return {"tasks": [{"name": t.name, "title": t.title, "conflict": t.conflict,
                            "good_behaviour": t.good_behaviour, "horizon": t.horizon,
-                           "query_budget": t.query_budget} for t in TASKS.values()],
+                           "query_budget": t.query_budget,
+                           "regime_process": t.regime_process.as_dict()} for t in TASKS.values()],
                 "splits": {k: [r.start, r.stop - 1] for k, r in SPLITS.items()}}
 
     @app.get("/info", tags=["Environment Info"], summary="Server settings and live sessions")

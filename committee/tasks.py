@@ -1,8 +1,10 @@
 """The four committee tasks, their seeded variants, and the train/validation/test seed splits.
 
-Each task fixes the conflict it poses (regime script, research quality and bias, starting book,
-mandate and its revisions); the seed draws the details (when the regime turns, asset tilts,
-every return, research noise). `seed=None` plays the task's canonical instance, which is the
+Each task fixes the conflict it poses (its regime process, research quality and bias, starting
+book, mandate and its revisions); the seed draws the details (when the regime turns, asset
+tilts, every return, research noise). The regime process is public *in distribution*
+(`RegimeProcess`: where the path starts, how long each regime lasts, where it goes next); an
+episode's path never is. `seed=None` plays the task's canonical instance, which is the
 first *train* seed: a seedless reset never plays a public test (or validation) world.
 `generate(task, seed)` is a pure function: the same `(task, seed)` gives the same `World`,
 whatever the agent does.
@@ -18,7 +20,7 @@ notice).
 from __future__ import annotations
 
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -40,33 +42,71 @@ SPLITS: dict[str, range] = {
 }
 CANONICAL_SEED = SPLITS["train"].start  # never a test seed (issue #16)
 
-RegimeScript = Callable[[random.Random, int], list[str]]
+@dataclass(frozen=True)
+class Spell:
+    """How long a regime lasts once entered and where it goes next: a length drawn uniformly
+    from `months`, or (with `months` None) a monthly turn probability `switch_prob`; `after`
+    gives the next regime's probabilities (empty: the regime lasts to the end)."""
+
+    months: tuple[int, int] | None = None
+    switch_prob: float = 0.0
+    after: Mapping[str, float] = field(default_factory=dict)
+
+    def hazard(self, age: int) -> float:
+        """Probability that the spell ends after its `age`-th month, given it lasted that long."""
+        if not self.after:
+            return 0.0
+        if self.months is None:
+            return self.switch_prob
+        lo, hi = self.months
+        return 0.0 if age < lo else 1.0 / (hi - age + 1) if age <= hi else 1.0
 
 
-def _markov(start: str, states: tuple[str, ...], switch_prob: float) -> RegimeScript:
-    def script(rng: random.Random, horizon: int) -> list[str]:
-        path, current = [], start
-        for _ in range(horizon):
-            path.append(current)
-            if rng.random() < switch_prob:
-                current = rng.choice([s for s in states if s != current])
-        return path
-    return script
+@dataclass(frozen=True)
+class RegimeProcess:
+    """A task's regime path *in distribution* — public, unlike any episode's path: the regime
+    it starts in and each regime's `Spell`. Worlds draw their path from it (`sample`), and the
+    heuristic's regime filter (`belief.py`) runs on it."""
+
+    start: str
+    spells: Mapping[str, Spell]
+
+    def as_dict(self) -> dict[str, object]:
+        """The process as JSON (served at `GET /tasks`)."""
+        def spell(sp: Spell) -> dict[str, object]:
+            length = ({"months": list(sp.months)} if sp.months is not None
+                      else {"switch_prob": sp.switch_prob} if sp.after else {"lasts": "to the end"})
+            return {**length, "after": dict(sp.after)}
+        return {"start": self.start, "spells": {k: spell(v) for k, v in self.spells.items()}}
+
+    def sample(self, rng: random.Random, horizon: int) -> list[str]:
+        path, current = [], self.start
+        while len(path) < horizon:
+            spell = self.spells[current]
+            if not spell.after:
+                length = horizon
+            elif spell.months is not None:
+                length = rng.randint(*spell.months)
+            else:
+                length = 1
+                while length < horizon and rng.random() >= spell.switch_prob:
+                    length += 1
+            path += [current] * length
+            if spell.after:
+                current = rng.choices(list(spell.after), weights=list(spell.after.values()))[0]
+        return path[:horizon]
 
 
-def _boom_then_maybe_correction(rng: random.Random, horizon: int) -> list[str]:
-    boom = rng.randint(7, 12)
-    correction = rng.randint(3, 5) if rng.random() < 0.7 else 0
-    path = ["tech_boom"] * boom + ["tech_correction"] * correction
-    return (path + ["expansion"] * horizon)[:horizon]
+def _process(start: str, **spells: Spell) -> RegimeProcess:
+    return RegimeProcess(start, MappingProxyType(spells))
 
 
-def _expansion_crisis_recovery(rng: random.Random, horizon: int) -> list[str]:
-    expansion = rng.randint(4, 7)
-    late_cycle = rng.randint(1, 3)
-    crisis = rng.randint(3, 5)
-    path = ["expansion"] * expansion + ["late_cycle"] * late_cycle + ["crisis"] * crisis
-    return (path + ["recovery"] * horizon)[:horizon]
+def _switching(switch_prob: float, to: str) -> Spell:
+    return Spell(switch_prob=switch_prob, after=MappingProxyType({to: 1.0}))
+
+
+def _lasting(lo: int, hi: int, **after: float) -> Spell:
+    return Spell(months=(lo, hi), after=MappingProxyType(after))
 
 
 def _weights(**w: float) -> Mapping[str, float]:
@@ -80,7 +120,7 @@ class TaskSpec:
     title: str
     conflict: str
     good_behaviour: str
-    regime_script: RegimeScript
+    regime_process: RegimeProcess
     prehistory_regime: str
     research_noise: float                      # sd of the analyst's error, conviction units
     research_bias: Mapping[str, float]         # sector -> conviction bias (the analyst's pet)
@@ -102,7 +142,8 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType({t.name: t for t in (
                  "book starts in cash.",
         good_behaviour="Consult Research and Risk, build a diversified book tilted towards the "
                        "convictions and inside the limits, then hold with low turnover.",
-        regime_script=_markov("expansion", ("expansion", "inflation"), 0.06),
+        regime_process=_process("expansion", expansion=_switching(0.06, "inflation"),
+                                inflation=_switching(0.15, "expansion")),
         prehistory_regime="expansion",
         research_noise=0.25, research_bias=MappingProxyType({}), research_lag_periods=0,
         initial_weights=_weights(),
@@ -115,7 +156,9 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType({t.name: t for t in (
                  "asset, sector and volatility limits and rides the correction down.",
         good_behaviour="Take the tilt but size it to the mandate, trim when the Risk Officer "
                        "warns, and do not follow the analyst into the correction.",
-        regime_script=_boom_then_maybe_correction,
+        regime_process=_process(
+            "tech_boom", tech_boom=_lasting(7, 12, tech_correction=0.7, expansion=0.3),
+            tech_correction=_lasting(3, 5, expansion=1.0), expansion=Spell()),
         prehistory_regime="expansion",
         research_noise=0.40, research_bias=MappingProxyType({"TECH": 0.6}),
         research_lag_periods=1,
@@ -132,7 +175,10 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType({t.name: t for t in (
         good_behaviour="Heed the Risk Officer's stress and drawdown warnings over stale research: "
                        "cut equity risk early, hold bonds and cash through the crisis, and "
                        "re-risk once the recovery shows.",
-        regime_script=_expansion_crisis_recovery,
+        regime_process=_process(
+            "expansion", expansion=_lasting(4, 7, late_cycle=1.0),
+            late_cycle=_lasting(1, 3, crisis=1.0), crisis=_lasting(3, 5, recovery=1.0),
+            recovery=Spell()),
         prehistory_regime="expansion",
         research_noise=0.35, research_bias=MappingProxyType({}), research_lag_periods=1,
         initial_weights=_weights(NOVA=0.38, CLDX=0.24, PTRL=0.12, SOLR=0.08, MEDI=0.10,
@@ -146,16 +192,17 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType({t.name: t for t in (
                  "analyst still likes energy.",
         good_behaviour="Notice the announcement, check with Risk, and bring the book into the "
                        "new mandate by the effective date without dumping all risk.",
-        regime_script=_markov("expansion", ("expansion", "inflation"), 0.08),
+        regime_process=_process("expansion", expansion=_switching(0.08, "inflation"),
+                                inflation=_switching(0.15, "expansion")),
         prehistory_regime="expansion",
         research_noise=0.30, research_bias=MappingProxyType({"ENERGY": 0.4}),
         research_lag_periods=0,
         initial_weights=_weights(NOVA=0.10, CLDX=0.05, PTRL=0.40, SOLR=0.25, MEDI=0.10,
                                  GOVT=0.10),
         mandate_revision=(
-            Mandate(max_asset_weight=0.25, max_sector_weight=0.45, vol_budget_annual_pct=9.0,
+            Mandate(max_asset_weight=0.25, max_sector_weight=0.45, vol_budget_annual_pct=6.0,
                     excluded=("PTRL",)),
-            "Mandate revision: max 25% per asset, 45% per sector, volatility budget 9% a year, "
+            "Mandate revision: max 25% per asset, 45% per sector, volatility budget 6% a year, "
             "and PTRL (thermal coal and oil sands) excluded on ESG grounds."),
     ),
 )})
@@ -179,7 +226,7 @@ def generate(task: str, seed: int | None = None) -> World:
     if seed < 0:
         raise ValueError("seed must be >= 0")
     rng = random.Random(f"memex-committee|{task}|{seed}")
-    regimes = spec.regime_script(rng, spec.horizon)
+    regimes = spec.regime_process.sample(rng, spec.horizon)
     change = None
     if spec.mandate_revision is not None:
         announce = rng.randint(*spec.announce_window)

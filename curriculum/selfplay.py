@@ -33,7 +33,8 @@ curriculum.csv), TensorBoard events under `tb/` and `selfplay.png`.
 `--dry-run`: the trainer's `--dry-run` (SmolLM2-135M on CPU) cut to one model turn of a few
 tokens per episode on short prompts, one group per round, no warm start; an adversary of 4
 trials on one seed; the dry-run kinds (trade_based, fair_trade, pep_wealth) at easy; replay
-probability 0.8.
+probability 0.8; one CPU thread for torch (`OMP_NUM_THREADS=1` unless set: on a busy machine
+OpenMP's spin-waiting threads made a round tens of times slower).
 """
 
 from __future__ import annotations
@@ -62,8 +63,8 @@ ROUND_COLUMNS = ("round", "adversary_defender", "trials", "valid", "best_failure
                  "defender_mean_return", "defender_decision_accuracy", "plan_share_sampled",
                  "mean_score_sampled", "adversary_s", "defender_s")
 DRY_TASKS, DRY_DIFFICULTIES = "trade_based,fair_trade,pep_wealth", "easy"
-DRY_TRAIN_ARGS = ("--dry-run --max-turns 1 --max-completion-length 4 --max-prompt-tokens 256 "
-                  "--max-prompt-chars 400 --sft-warmstart 0 --lora-r 2")
+DRY_TRAIN_ARGS = ("--dry-run --max-turns 1 --max-completion-length 4 --max-prompt-tokens 128 "
+                  "--max-prompt-chars 200 --sft-warmstart 0 --lora-r 2")
 
 
 # ---- the two players ---------------------------------------------------------------------------
@@ -316,6 +317,7 @@ def main(argv: list[str] | None = None) -> int:
     train_args = shlex.split(args.train_args)
     if args.dry_run:
         train_args = shlex.split(DRY_TRAIN_ARGS) + train_args
+        os.environ.setdefault("OMP_NUM_THREADS", "1")  # the trainer subprocess inherits it
     adapter = get_adapter("memex")
     kinds = args.tasks.split(",") if args.tasks else None
     difficulties = args.difficulties.split(",") if args.difficulties else None

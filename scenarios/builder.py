@@ -3,12 +3,19 @@
 It owns the case's single `random.Random`, hands out IDs that are unique by construction, and
 offers small constructors for each record type so typology modules read like a description of
 the scheme rather than bookkeeping.
+
+The constructors type every value themselves (amounts as floats, collections as tuples, nested
+records as models) and build records with `Frozen.trusted`, without per-record validation:
+generation must stay within its speed budget (`benchmarks/bench_generation.py`), and the
+generated cases are validated through the models by `tests/unit/test_generation_golden.py`.
 """
 
 from __future__ import annotations
 
 import random
 from datetime import date, timedelta
+from functools import cache
+from operator import attrgetter
 
 from memex.scenarios import vocab
 from memex.scenarios.case import Case
@@ -25,6 +32,7 @@ from memex.scenarios.model import (
     Entity,
     MarketPrice,
     OwnershipLink,
+    PepRole,
     PublicCase,
     SourceOfFunds,
     SupportingDocument,
@@ -36,8 +44,21 @@ from memex.scenarios.truth import GroundTruth
 
 EPOCH = date(2024, 1, 1)
 EPOCH_SPAN_DAYS = 640
+# "HH:MM" of every minute of the day, for timestamps.
+CLOCK = tuple(f"{m // 60:02d}:{m % 60:02d}" for m in range(24 * 60))
+COMMODITY = {c[0]: c for c in vocab.COMMODITIES}
+TRADE_DOC_PREFIX = {"invoice": "INV", "customs_declaration": "CUS", "bill_of_lading": "BOL"}
+# Ledger order: by time, then ID.
+BY_TIME = attrgetter("timestamp", "id")
 
 
+# Dates and their ISO text are remembered across cases: a case makes a few hundred of each,
+# all within a bounded range (the epoch span plus at most 9,000 days of history), and making
+# them was a tenth of generation time. A remembered date also keeps its hash.
+_date_from_ordinal = cache(date.fromordinal)
+
+
+@cache
 def iso(d: date) -> str:
     return d.isoformat()
 
@@ -50,6 +71,7 @@ class CaseBuilder:
         self.difficulty: Difficulty = difficulty
         self.knobs = KNOBS[difficulty]
         self.as_of = EPOCH + timedelta(days=rng.randrange(EPOCH_SPAN_DAYS))
+        self._as_of_ordinal = self.as_of.toordinal()
         self.window_start = self.as_of - timedelta(days=ALERT_WINDOW_DAYS)
         self._ids: set[str] = set()
         self._names: set[str] = set()
@@ -88,7 +110,7 @@ class CaseBuilder:
 
     # ---- time --------------------------------------------------------------------------
     def days_ago(self, days: int) -> date:
-        return self.as_of - timedelta(days=days)
+        return _date_from_ordinal(self._as_of_ordinal - days)
 
     def window_day(self, lo: int = 1, hi: int = ALERT_WINDOW_DAYS) -> date:
         """A day inside the alert window, `lo`..`hi` days before the as-of date."""
@@ -99,8 +121,7 @@ class CaseBuilder:
                                               ALERT_WINDOW_DAYS + self.knobs.history_days))
 
     def stamp(self, d: date, hours: tuple[int, int] = (8, 18)) -> str:
-        minute = self.ri(hours[0] * 60, hours[1] * 60 + 59)
-        return f"{d.isoformat()}T{minute // 60:02d}:{minute % 60:02d}"
+        return f"{iso(d)}T{CLOCK[self.ri(hours[0] * 60, hours[1] * 60 + 59)]}"
 
     def past_date(self, min_days: int, max_days: int) -> str:
         return iso(self.days_ago(self.ri(min_days, max_days)))
@@ -147,24 +168,28 @@ class CaseBuilder:
 
     def person(self, *, customer: bool = True, country: str = "US", name: str | None = None,
                **kyc) -> Entity:
-        fields = dict(date_of_birth=self.dob(), address=self.street_address(country))
+        fields = {"date_of_birth": self.dob(), "address": self.street_address(country)}
         if customer:
-            fields.update(customer_since=self.past_date(400, 4000), risk_rating="low")
+            fields["customer_since"] = self.past_date(400, 4000)
+            fields["risk_rating"] = "low"
         fields.update(kyc)
-        return self._add_entity(Entity(id=self.uid("ENT"), kind="person",
-                                       name=name or self.person_name(), country=country,
-                                       customer=customer, **fields))
+        if isinstance(fields.get("pep"), dict):
+            fields["pep"] = PepRole(**fields["pep"])
+        return self._add_entity(Entity.trusted(id=self.uid("ENT"), kind="person",
+                                               name=name or self.person_name(), country=country,
+                                               customer=customer, **fields))
 
     def company(self, *, customer: bool = True, country: str = "US", shell: bool = False,
                 name: str | None = None, **kyc) -> Entity:
-        fields: dict = dict(address=self.street_address(country),
-                            incorporation_date=self.past_date(2000, 9000))
+        fields = {"address": self.street_address(country),
+                  "incorporation_date": self.past_date(2000, 9000)}
         if customer:
-            fields.update(customer_since=self.past_date(400, 3000), risk_rating="low")
+            fields["customer_since"] = self.past_date(400, 3000)
+            fields["risk_rating"] = "low"
         fields.update(kyc)
-        return self._add_entity(Entity(id=self.uid("ENT"), kind="company",
-                                       name=name or self.company_name(country, shell),
-                                       country=country, customer=customer, **fields))
+        return self._add_entity(Entity.trusted(id=self.uid("ENT"), kind="company",
+                                               name=name or self.company_name(country, shell),
+                                               country=country, customer=customer, **fields))
 
     def account(self, owner: Entity, *, ours: bool, kind: str = "checking",
                 country: str | None = None, bank: str | None = None, currency: str = "USD",
@@ -173,10 +198,10 @@ class CaseBuilder:
         if bank is None:
             bank = vocab.BANK_NAME if ours else self.pick(
                 vocab.CORRESPONDENT_BANKS.get(country, ("International Commerce Bank",)))
-        acct = Account(id=self.uid("ACC"), owner_id=owner.id, bank=bank, country=country,
-                       kind=kind, currency=currency,
-                       opened=opened or owner.customer_since or self.past_date(400, 5000),
-                       ours=ours)
+        acct = Account.trusted(id=self.uid("ACC"), owner_id=owner.id, bank=bank, country=country,
+                               kind=kind, currency=currency,
+                               opened=opened or owner.customer_since or self.past_date(400, 5000),
+                               ours=ours)
         self.accounts.append(acct)
         self._account_by_id[acct.id] = acct
         return acct
@@ -199,9 +224,9 @@ class CaseBuilder:
             dst: Account | None, *, memo: str = "", conducted_by: Entity | None = None,
             branch: str | None = None, reference: str | None = None, currency: str = "USD",
             usd_rate: float = 1.0, hours: tuple[int, int] = (8, 18)) -> Transaction:
-        amount = round(amount, 2)
-        amount_usd = round(amount * usd_rate, 2)
-        t = Transaction(
+        amount = round(float(amount), 2)
+        amount_usd = amount if usd_rate == 1.0 else round(amount * usd_rate, 2)
+        t = Transaction.trusted(
             id=self.uid("TXN"), timestamp=self.stamp(when, hours), amount=amount,
             currency=currency, amount_usd=amount_usd, channel=channel,
             from_account=src.id if src else None, to_account=dst.id if dst else None,
@@ -218,14 +243,14 @@ class CaseBuilder:
         base = date.fromisoformat(txn.timestamp[:10])
         hops = []
         for seq, (from_bank, to_bank, country, party, amount, lag) in enumerate(legs, 1):
-            hop = CorrespondentHop(
+            hop = CorrespondentHop.trusted(
                 id=self.uid("HOP"), transaction_id=txn.id, sequence=seq, direction=direction,
                 from_bank=from_bank, to_bank=to_bank, party_name=party,
                 party_id=self._entity_by_name.get(party),
                 party_account=f"{country}{self.ri(10, 99)}"
                               f"{self.rng.getrandbits(40):013d}",
                 party_country=country,
-                amount_usd=round(amount, 2),
+                amount_usd=round(float(amount), 2),
                 value_date=iso(base + timedelta(days=lag if direction == "onward" else -lag)))
             hops.append(hop)
         self.hops.extend(hops)
@@ -234,9 +259,9 @@ class CaseBuilder:
 
     def own(self, owner: Entity, company: Entity, percent: float, *, nominee: bool = False,
             since: str | None = None) -> OwnershipLink:
-        link = OwnershipLink(id=self.uid("OWN"), owner_id=owner.id, company_id=company.id,
-                             percent=percent, nominee=nominee,
-                             since=since or company.incorporation_date or self.past_date(300, 3000))
+        link = OwnershipLink.trusted(
+            id=self.uid("OWN"), owner_id=owner.id, company_id=company.id, percent=float(percent),
+            nominee=nominee, since=since or company.incorporation_date or self.past_date(300, 3000))
         self.ownership.append(link)
         return link
 
@@ -248,9 +273,9 @@ class CaseBuilder:
 
     def login(self, entity: Entity, account: Account, device: tuple[str, str],
               when: date) -> DeviceLogin:
-        rec = DeviceLogin(id=self.uid("LOG"), entity_id=entity.id, account_id=account.id,
-                          device_id=device[0], ip_address=device[1],
-                          timestamp=self.stamp(when, (6, 23)))
+        rec = DeviceLogin.trusted(id=self.uid("LOG"), entity_id=entity.id, account_id=account.id,
+                                  device_id=device[0], ip_address=device[1],
+                                  timestamp=self.stamp(when, (6, 23)))
         self.devices.append(rec)
         return rec
 
@@ -260,9 +285,9 @@ class CaseBuilder:
 
     def watch(self, listname: str, name: str, country: str, detail: str,
               dob: str | None = None) -> WatchlistEntry:
-        entry = WatchlistEntry(id=self.uid("WL"), list=listname, name=name, country=country,
-                               date_of_birth=dob, detail=detail,
-                               listed_on=self.past_date(60, 3000))
+        entry = WatchlistEntry.trusted(id=self.uid("WL"), list=listname, name=name,
+                                       country=country, date_of_birth=dob, detail=detail,
+                                       listed_on=self.past_date(60, 3000))
         self.watchlist.append(entry)
         return entry
 
@@ -270,11 +295,10 @@ class CaseBuilder:
             commodity: str, quantity: float, unit: str, unit_price: float | None = None,
             vessel: str | None = None) -> TradeDocument:
         has_price = unit_price is not None
-        doc = TradeDocument(
-            id=self.uid({"invoice": "INV", "customs_declaration": "CUS",
-                         "bill_of_lading": "BOL"}[kind]),
+        doc = TradeDocument.trusted(
+            id=self.uid(TRADE_DOC_PREFIX[kind]),
             kind=kind, shipment_ref=shipment_ref, date=iso(when), exporter_id=exporter.id,
-            importer_id=importer.id, commodity=commodity, quantity=quantity, unit=unit,
+            importer_id=importer.id, commodity=commodity, quantity=float(quantity), unit=unit,
             unit_price_usd=round(unit_price, 2) if has_price else None,
             total_usd=round(unit_price * quantity, 2) if has_price else None,
             origin_country=exporter.country, destination_country=importer.country,
@@ -286,9 +310,9 @@ class CaseBuilder:
 
     def price(self, commodity: str) -> MarketPrice:
         if commodity not in self.market_prices:
-            _, unit, low, high, _ = next(c for c in vocab.COMMODITIES if c[0] == commodity)
+            _, unit, low, high, _ = COMMODITY[commodity]
             drift = self.rng.uniform(0.92, 1.08)
-            self.market_prices[commodity] = MarketPrice(
+            self.market_prices[commodity] = MarketPrice.trusted(
                 id=self.uid("MKT"), commodity=commodity, unit=unit,
                 low_usd=round(low * drift, 2), high_usd=round(high * drift, 2),
                 as_of=iso(self.as_of), source=self.pick(vocab.PRICE_SOURCES))
@@ -296,23 +320,25 @@ class CaseBuilder:
 
     def set_price(self, commodity: str, low: float, high: float) -> MarketPrice:
         """Fix the market band of `commodity` on the case date (before `price` draws one)."""
-        unit = next(c[1] for c in vocab.COMMODITIES if c[0] == commodity)
-        self.market_prices[commodity] = MarketPrice(
+        unit = COMMODITY[commodity][1]
+        self.market_prices[commodity] = MarketPrice.trusted(
             id=self.uid("MKT"), commodity=commodity, unit=unit, low_usd=round(low, 2),
             high_usd=round(high, 2), as_of=iso(self.as_of), source=self.pick(vocab.PRICE_SOURCES))
         return self.market_prices[commodity]
 
     def supporting(self, kind: str, description: str, amount: float | None, when: str,
                    counterparty: str | None = None) -> SupportingDocument:
-        return SupportingDocument(id=self.uid("DOC"), kind=kind, description=description,
-                                  amount_usd=None if amount is None else round(amount, 2),
-                                  date=when, counterparty=counterparty)
+        return SupportingDocument.trusted(
+            id=self.uid("DOC"), kind=kind, description=description,
+            amount_usd=None if amount is None else round(float(amount), 2), date=when,
+            counterparty=counterparty)
 
     def sof(self, entity: Entity, declared: str,
             documents: tuple[SupportingDocument, ...] = ()) -> SourceOfFunds:
-        rec = SourceOfFunds(id=self.uid("SOF"), entity_id=entity.id, declared_source=declared,
-                            declared_on=entity.customer_since or self.past_date(100, 900),
-                            documents=documents)
+        rec = SourceOfFunds.trusted(id=self.uid("SOF"), entity_id=entity.id,
+                                    declared_source=declared,
+                                    declared_on=entity.customer_since or self.past_date(100, 900),
+                                    documents=tuple(documents))
         self.source_of_funds.append(rec)
         return rec
 
@@ -320,11 +346,11 @@ class CaseBuilder:
     def alert(self, rule: AlertRule, subject: Entity, accounts: list[Account],
               txns: list[Transaction], figures: dict[str, float]) -> Alert:
         days = sorted(t.timestamp[:10] for t in txns)
-        return Alert(id=self.uid("ALR"), rule=rule, subject_id=subject.id,
-                     account_ids=tuple(a.id for a in accounts), window_start=days[0],
-                     window_end=days[-1], transaction_ids=tuple(t.id for t in txns),
-                     figures={k: round(v, 2) for k, v in figures.items()},
-                     raised_on=iso(self.as_of))
+        return Alert.trusted(id=self.uid("ALR"), rule=rule, subject_id=subject.id,
+                             account_ids=tuple(a.id for a in accounts), window_start=days[0],
+                             window_end=days[-1], transaction_ids=tuple(t.id for t in txns),
+                             figures={k: round(float(v), 2) for k, v in figures.items()},
+                             raised_on=iso(self.as_of))
 
     def _default_traces(self) -> None:
         """Every wire can be traced: untraced wires get a single direct hop."""
@@ -349,14 +375,14 @@ class CaseBuilder:
         # Market data covers every commodity, not just this case's.
         for commodity in vocab.COMMODITIES:
             self.price(commodity[0])
-        public = PublicCase(
+        public = PublicCase.trusted(
             case_id=self.uid("CASE"), difficulty=self.difficulty, bank=vocab.BANK_NAME,
             as_of=iso(self.as_of), step_budget=self.knobs.step_budget, alert=alert,
             entities=tuple(self.entities), accounts=tuple(self.accounts),
-            transactions=tuple(sorted(self.transactions, key=lambda t: (t.timestamp, t.id))),
+            transactions=tuple(sorted(self.transactions, key=BY_TIME)),
             ownership=tuple(self.ownership), watchlist=tuple(self.watchlist),
-            devices=tuple(sorted(self.devices, key=lambda d: (d.timestamp, d.id))),
+            devices=tuple(sorted(self.devices, key=BY_TIME)),
             trade_documents=tuple(self.trade_documents),
             market_prices=tuple(self.market_prices.values()),
             source_of_funds=tuple(self.source_of_funds), correspondent_hops=tuple(self.hops))
-        return Case(public=public, truth=truth)
+        return Case.trusted(public=public, truth=truth)

@@ -30,7 +30,7 @@ from datetime import date, timedelta
 
 from memex.scenarios import vocab
 from memex.scenarios.background import business_banking, personal_banking
-from memex.scenarios.builder import CaseBuilder
+from memex.scenarios.builder import BY_TIME, CaseBuilder
 from memex.scenarios.difficulty import ALERT_WINDOW_DAYS
 from memex.scenarios.manual import CTR_THRESHOLD_USD
 from memex.scenarios.model import Account, AlertRule, Entity, Transaction
@@ -204,7 +204,7 @@ def cash_surface(b: CaseBuilder) -> Surface:
     deposits = sorted((b.txn(b.days_ago(last + b.ri(0, k.spread_days)), amount, "cash", None,
                              acct, conducted_by=conductors[i % len(conductors)],
                              branch=branches[i % len(branches)], memo=memo, hours=hours)
-                       for i, amount in enumerate(amounts)), key=lambda t: (t.timestamp, t.id))
+                       for i, amount in enumerate(amounts)), key=BY_TIME)
     if rng.random() < 0.5:  # the same routine runs through the history, months back
         for d in range(ALERT_WINDOW_DAYS + b.ri(2, 6), ALERT_WINDOW_DAYS + k.history_days,
                        b.ri(3, 7)):
@@ -390,7 +390,7 @@ def _trade_like(b: CaseBuilder, rule: AlertRule, countries: tuple[str, ...],
         customs.append(cus.id)
         payments.append(b.txn(when + timedelta(days=b.ri(1, 6)), inv.total_usd or 0.0, "wire",
                               payer, payee, memo=f"PAYMENT INVOICE {inv.id}", reference=inv.id))
-    payments.sort(key=lambda t: (t.timestamp, t.id))
+    payments.sort(key=BY_TIME)
     ids = tuple(t.id for t in payments)
     flags = [RedFlag(code=surface_code, evidence_ids=(partner.id, *ids), carrier_ids=ids)]
     return Surface(
@@ -524,7 +524,7 @@ def funnel_surface(b: CaseBuilder) -> Surface:
         else:
             deposits.append(b.txn(when, amount, "ach", sender_accts[j], acct,
                                   memo=b.pick(FUNNEL_IN_MEMOS)))
-    deposits.sort(key=lambda t: (t.timestamp, t.id))
+    deposits.sort(key=BY_TIME)
     company_like = _company_factory(b, ("US", "US", "US", "MX", "CN", "HK", "AE", "CO", "GB"),
                                     0.4)
     payees = [company_like() for _ in range(b.ri(1, 3))]
@@ -608,7 +608,7 @@ def loan_surface(b: CaseBuilder) -> Surface:
                        30):
             b.txn(b.days_ago(d), amount * rng.uniform(0.01, 0.03), "wire", acct, other,
                   memo="LOAN REPAYMENT")
-    txns = sorted((out, loan), key=lambda t: (t.timestamp, t.id))
+    txns = sorted((out, loan), key=BY_TIME)
     return Surface(
         rule=LOAN_INFLOW, subject=subject, account=acct, alert_txns=txns,
         figures={"loan_usd": loan.amount_usd, "prior_outgoing_usd": out.amount_usd,
@@ -669,7 +669,7 @@ def property_surface(b: CaseBuilder) -> Surface:
     inflows = sorted((b.txn(b.window_day(8, 28), funded * w / sum(weights), "wire",
                             b.account(f, ours=False), acct, memo=b.pick(FUNDING_MEMOS))
                       for f, w in zip(funders, weights, strict=True)),
-                     key=lambda t: (t.timestamp, t.id))
+                     key=BY_TIME)
     purchase = b.txn(b.window_day(1, 7), price, "wire", acct,
                      b.account(escrow, ours=False, kind="escrow"), memo=b.pick(PURCHASE_MEMOS))
     kinds = ("property sale deed", "gift letter", "investment statement",
@@ -727,7 +727,7 @@ def elder_surface(b: CaseBuilder) -> Surface:
     withdrawals = [b.txn(b.window_day(1, 28), b.pick((2_000, 2_500, 3_000, 5_000)), "cash", acct,
                          None, branch=b.pick(vocab.BRANCHES), memo="CASH WITHDRAWAL")
                    for _ in range(b.ri(0, 2))]
-    txns = sorted(payments + withdrawals, key=lambda t: (t.timestamp, t.id))
+    txns = sorted(payments + withdrawals, key=BY_TIME)
     out = sum(t.amount_usd for t in txns)
     ids = tuple(t.id for t in payments)
     flags = [RedFlag(code="ELDER_ACTIVITY_CHANGE", evidence_ids=tuple(t.id for t in txns),

@@ -21,8 +21,8 @@ paired differences GRPO - warm start and GRPO - control. Figures: the GRPO rewar
 components, the share of GRPO groups whose rewards had zero variance (no learning signal), and
 the comparison. Everything goes to `--out` (runs/) and the report and figures to `--docs`.
 
-    .venv/bin/python scripts/learn.py                  # the size recorded in docs/training.md
-    .venv/bin/python scripts/learn.py --size full      # the issue's size (>= 200 test episodes)
+    .venv/bin/python scripts/learn.py                  # `full`: the run in docs/training.md
+    .venv/bin/python scripts/learn.py --size small     # a smoke test of the same pipeline
 """
 
 from __future__ import annotations
@@ -34,6 +34,7 @@ import os
 import shlex
 import shutil
 import sys
+import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -46,16 +47,17 @@ from memex.envkit.adapter import EnvAdapter, get_adapter
 from memex.envkit.episodes import EpisodeSpec
 from memex.inference import load_local_model
 
-# Sizes. `small` is what ran on this project's shared, overloaded 2-core machine
-# (docs/training.md); `full` is the issue's size (>= 200 test episodes, whole prompts with the
-# tool list), not run here.
+# Sizes. `full` (the default) is the issue's size: >= 200 held-out test episodes per model,
+# sized to fit 90 minutes on 2 cores even while other jobs load them (docs/training.md has the
+# measured wall time and load); `small` is a smoke test of the same pipeline.
 SIZES: dict[str, dict[str, Any]] = {
     "small": {"tasks": "trade_based,pep_wealth", "max_turns": 1, "warmstart": 4,
               "num_prompts": 2, "num_generations": 4, "test_episodes": 12,
-              "max_new_tokens": 36, "max_prompt_tokens": 128},
-    "full": {"tasks": "trade_based,pep_wealth", "max_turns": 2, "warmstart": 64,
-             "num_prompts": 32, "num_generations": 4, "test_episodes": 200,
-             "max_new_tokens": 48, "max_prompt_tokens": 1536},
+              "max_new_tokens": 36, "max_prompt_tokens": 128, "temperature": 1.0,
+              "lr": 1e-4},
+    "full": {"tasks": "trade_based,pep_wealth", "max_turns": 1, "warmstart": 16,
+             "num_prompts": 8, "num_generations": 6, "test_episodes": 200,
+             "max_new_tokens": 40, "max_prompt_tokens": 160, "temperature": 1.3, "lr": 5e-4},
 }
 MEASURES = (("return", "return"), ("decision_accuracy", "decision accuracy"),
             ("valid_call_rate", "valid tool-call rate"), ("page_faults", "page faults"),
@@ -181,19 +183,27 @@ def paired_difference(a: list[dict[str, Any]], b: list[dict[str, Any]], key: str
 
 # ---- figures ----------------------------------------------------------------------------------
 
+def zero_variance(csv_path: Path) -> list[tuple[float, float]]:
+    """(step, share of its groups whose G rewards were all equal: no advantage, no gradient).
+    TRL's `frac_reward_zero_std` tests the std against exactly 0, which float noise in the
+    weighted sum of equal rewards defeats; a step whose whole reward std is below 1e-6 has
+    every group equal."""
+    return [(float(r["step"]), 1.0 if float(r["reward_std"]) < 1e-6
+             else float(r["frac_reward_zero_std"]))
+            for r in csv.DictReader(csv_path.open()) if r.get("frac_reward_zero_std")]
+
+
 def plot_zero_variance(csv_path: Path, png: Path) -> Path | None:
-    """Per GRPO step: the share of groups whose G rewards were all equal (no advantage, no
-    gradient), and the running share."""
+    """Per GRPO step: the share of zero-variance groups, and the running share."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = [r for r in csv.DictReader(csv_path.open()) if r.get("frac_reward_zero_std")]
-    if not rows:
+    points = zero_variance(csv_path)
+    if not points:
         return None
-    steps = [float(r["step"]) for r in rows]
-    share = [float(r["frac_reward_zero_std"]) for r in rows]
+    steps, share = [s for s, _ in points], [z for _, z in points]
     running = [sum(share[:i + 1]) / (i + 1) for i in range(len(share))]
     fig, ax = plt.subplots(figsize=(6, 3.2))
     ax.bar(steps, share, color="#bbb", label="this step")
@@ -238,7 +248,8 @@ def plot_comparison(table: dict[str, dict[str, dict[str, Any]]], png: Path) -> P
 def _fmt(cell: dict[str, Any]) -> str:
     if cell["mean"] is None:
         return "n/a (0 defined)"
-    return f"{cell['mean']:.3f} [{cell['lo']:.3f}, {cell['hi']:.3f}]"
+    mean, lo, hi = (round(cell[k], 6) + 0.0 for k in ("mean", "lo", "hi"))  # no "-0.000"
+    return f"{mean:.3f} [{lo:.3f}, {hi:.3f}]"
 
 
 def results_markdown(results: dict[str, Any], figure_dir: str = "") -> str:
@@ -262,6 +273,9 @@ def results_markdown(results: dict[str, Any], figure_dir: str = "") -> str:
     t = results["timing"]
     lines += ["", "GRPO: " + ", ".join(f"{k} {v}" for k, v in results["grpo"].items()), "",
               "Wall time (s): " + ", ".join(f"{k} {v}" for k, v in t.items()), ""]
+    if results.get("load"):
+        lines += ["Machine load during the run (1-minute load average, sampled every 30 s): "
+                  + ", ".join(f"{k} {v}" for k, v in results["load"].items()), ""]
     lines += [f"![{n}]({figure_dir}{p})" for n, p in results["figures"].items()]
     return "\n".join(lines) + "\n"
 
@@ -272,6 +286,11 @@ def _save_rows(out: Path, name: str, rows: list[dict[str, Any]]) -> None:
     path = out / "episodes" / f"{name.split()[0]}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def _sample_load(samples: list[float], stop: threading.Event) -> None:
+    while not stop.wait(30):
+        samples.append(os.getloadavg()[0])
 
 
 def _timed(fn: Any, *a: Any) -> tuple[Any, float]:
@@ -295,7 +314,7 @@ def train_control(args: argparse.Namespace, n: int) -> tuple[int, list[float]]:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description="GRPO vs warm start vs SFT control on a slice.")
-    p.add_argument("--size", choices=tuple(SIZES), default="small")
+    p.add_argument("--size", choices=tuple(SIZES), default="full")
     p.add_argument("--tasks", default=None)
     p.add_argument("--difficulty", default="easy")
     p.add_argument("--max-turns", type=int, default=None)
@@ -306,7 +325,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--max-new-tokens", type=int, default=None)
     p.add_argument("--max-prompt-tokens", type=int, default=None)
     p.add_argument("--max-prompt-chars", type=int, default=1500)
-    p.add_argument("--lr", type=float, default=1e-4, help="GRPO learning rate")
+    p.add_argument("--lr", type=float, default=None, help="GRPO learning rate")
+    p.add_argument("--temperature", type=float, default=None, help="GRPO sampling temperature")
     p.add_argument("--sft-lr", type=float, default=1e-3, help="warm start and control")
     p.add_argument("--eval-batch", type=int, default=16)
     p.add_argument("--seed", type=int, default=0)
@@ -350,7 +370,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "--num-generations", str(args.num_generations),
         "--batch-size", str(args.num_generations), "--grad-accum", "1",
         "--max-completion-length", str(args.max_new_tokens), "--lr", str(args.lr),
-        "--temperature", "1.0", "--sft-warmstart", str(args.warmstart), "--sft-epochs", "1",
+        "--temperature", str(args.temperature), "--sft-warmstart", str(args.warmstart),
+        "--sft-epochs", "1",
         "--sft-lr", str(args.sft_lr), "--compact-prompt",
         "--max-prompt-chars", str(args.max_prompt_chars),
         "--max-prompt-tokens", str(args.max_prompt_tokens), "--save-steps", "100000",
@@ -362,6 +383,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     paths = dict(zip(MODELS, (out / "grpo" / "warmstart", out / "grpo" / "final",
                               out / "control"), strict=True))
     rows: dict[str, list[dict[str, Any]]] = {}
+    load: list[float] = [os.getloadavg()[0]]  # the machine's 1-minute load, every 30 s
+    stop = threading.Event()
+    threading.Thread(target=_sample_load, args=(load, stop), daemon=True).start()
     started = time.perf_counter()
     with ProcessPoolExecutor(max_workers=3, mp_context=get_context("spawn")) as pool:
         grpo = pool.submit(_timed, train_grpo.main, grpo_argv)
@@ -382,12 +406,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             rows[name], timing[f"evaluate {name}"] = evals[name].result()
             _save_rows(out, name, rows[name])
     timing["all (parallel)"] = round(time.perf_counter() - started, 1)
+    stop.set()
     if summary["global_step"] * args.num_generations != grpo_rows:
         raise RuntimeError(f"GRPO trained {summary['global_step']} steps, not {args.num_prompts}")
     rows["heuristic (reference)"] = evaluate_heuristic(adapter, specs, args.max_turns)
     _save_rows(out, "heuristic (reference)", rows["heuristic (reference)"])
     (out / "run.json").write_text(json.dumps({
         "argv": args.argv, "episodes": len(specs), "timing": timing,
+        "load": {"cores": os.cpu_count(), "samples": len(load),
+                 "mean": round(sum(load) / len(load), 2), "min": min(load), "max": max(load),
+                 "threads_per_process": os.environ["OMP_NUM_THREADS"]},
         "summary": summary, "control_pairs": pairs, "control_losses": losses}, indent=2))
     return report(args)
 
@@ -426,8 +454,7 @@ def report(args: argparse.Namespace) -> dict[str, Any]:
         figures["share of GRPO groups with zero reward variance"] = "zero_variance.png"
     plot_comparison(table, docs / "comparison.png")
     figures["held-out comparison (95% intervals)"] = "comparison.png"
-    zero = [float(r["frac_reward_zero_std"]) for r in csv.DictReader(
-        (out / "grpo" / "metrics.csv").open()) if r.get("frac_reward_zero_std")]
+    zero = [z for _, z in zero_variance(out / "grpo" / "metrics.csv")]
     results = {
         "size": args.size, "episodes": run["episodes"],
         "command": ".venv/bin/python scripts/learn.py " + shlex.join(run["argv"]),
@@ -437,6 +464,8 @@ def report(args: argparse.Namespace) -> dict[str, Any]:
                   f"(seeds from {adapter.splits['test'].start}); prompts <= "
                   f"{args.max_prompt_tokens} tokens, replies <= {args.max_new_tokens} tokens"),
         "table": table, "differences": differences, "timing": timing, "figures": figures,
+        "load": {k: round(v, 2) if isinstance(v, float) else v
+                 for k, v in run.get("load", {}).items()},
         "grpo": {"steps": summary["global_step"], "groups": args.num_prompts,
                  "G": args.num_generations, "rows": grpo_rows,
                  "warm-start pairs": summary["warm_start"].get("examples"),
@@ -445,8 +474,20 @@ def report(args: argparse.Namespace) -> dict[str, Any]:
                  "env calls": summary["env_calls"]}}
     (out / "results.json").write_text(json.dumps(results, indent=2))
     (docs / "results.md").write_text(results_markdown(results))
+    splice_results(Path(f"{docs}.md"), results, f"{docs.name}/")
     print(results_markdown(results))
     return results
+
+
+def splice_results(page: Path, results: dict[str, Any], figure_dir: str) -> None:
+    """Replace the text between the results markers of the written report (docs/training.md)
+    with this run's tables, so its numbers always come from the run."""
+    start, end = "<!-- learn.py results: start -->", "<!-- learn.py results: end -->"
+    if not page.exists() or start not in (text := page.read_text()):
+        return
+    body = results_markdown(results, figure_dir).split("\n", 2)[2]  # without the title
+    head, rest = text.split(start, 1)
+    page.write_text(f"{head}{start}\n{body}{end}{rest.split(end, 1)[1]}")
 
 
 if __name__ == "__main__":

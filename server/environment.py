@@ -41,6 +41,7 @@ import time
 from collections import Counter
 from typing import Any
 
+import orjson
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import EnvironmentMetadata
 from pydantic import ValidationError
@@ -64,7 +65,7 @@ from memex.models import (
 )
 from memex.scenarios import DEFAULT_BENIGN_SHARE, generate
 from memex.scenarios.case import Case
-from memex.scenarios.ids import ID_PATTERN, record_type
+from memex.scenarios.ids import ID_PATTERN, known_ids_in, record_type
 from memex.scenarios.manual import SECTIONS
 from memex.scenarios.onemdb import CASE_NAME, build_case
 from memex.scenarios.plan import CasePlan, parse
@@ -185,7 +186,7 @@ class MemexEnvironment(Environment[MemexAction, MemexObservation, MemexState]):
                 args = spec.args_model.model_validate(action.arguments)
             except ValidationError as exc:
                 raise CodedError("invalid_arguments", validation_message(exc)) from None
-            kwargs = {name: getattr(args, name) for name in spec.args_model.model_fields}
+            kwargs = vars(args)  # the validated fields (read only)
             refs = {name: kwargs[name] for name in spec.refs if kwargs[name] is not None}
             if tool == "write_to_case_file":
                 ids = set(ID_PATTERN.findall(kwargs["note"])) | set(kwargs["evidence_ids"] or ())
@@ -197,9 +198,9 @@ class MemexEnvironment(Environment[MemexAction, MemexObservation, MemexState]):
                 ev.page_faults = len(faults)
                 self._counts["page_faults"] += len(faults)
                 events += [f"page fault: {i} was no longer resident" for i in faults]
-            key = hashlib.blake2b(json.dumps([tool, args.model_dump(mode="json")],
-                                             sort_keys=True).encode("utf-8", "replace"),
-                                  digest_size=16).digest()
+            # Typed arguments dump in field order, so equal calls give equal keys.
+            key = hashlib.blake2b(args.model_dump_json().encode("utf-8", "replace"),
+                                  person=tool.encode()[:16], digest_size=16).digest()
             if spec.category != "terminal" and key in self._calls:
                 ev.redundant = True
                 self._counts["redundant_calls"] += 1
@@ -279,8 +280,12 @@ class MemexEnvironment(Environment[MemexAction, MemexObservation, MemexState]):
 
     # ---- views ----------------------------------------------------------------------------
     def _revealed(self, content: Any) -> frozenset[str]:
-        ids = self._ix.ids
-        return frozenset(i for i in ID_PATTERN.findall(json.dumps(content)) if i in ids)
+        """The case IDs a tool result contains, anywhere in its JSON (values or text)."""
+        try:
+            text = orjson.dumps(content).decode()
+        except orjson.JSONEncodeError:  # e.g. a lone surrogate in an in-process call's note
+            text = json.dumps(content)
+        return frozenset(known_ids_in(text, self._ix.ids))
 
     def _context(self) -> ContextView:
         # Pages, notes and sections never change once made, so their views are built once.

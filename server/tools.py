@@ -97,6 +97,12 @@ class Toolkit:
         self.os = os
         self._eta_for = eta_for
 
+    @functools.cached_property
+    def _watchlist(self) -> list[tuple[Any, str, frozenset[str]]]:
+        """Each watchlist entry with its normalised name and that name's tokens."""
+        return [(w, name, frozenset(name.split()))
+                for w in self.ix.case.watchlist for name in (_norm_name(w.name),)]
+
     # ---- views ----------------------------------------------------------------------------
     def _txn_line(self, t, account_id: str | None = None) -> dict[str, Any]:
         line: dict[str, Any] = {"id": t.id, "timestamp": t.timestamp,
@@ -216,10 +222,12 @@ class Toolkit:
         if len(query) < 3:
             raise ToolInputError("invalid_argument", "name must have at least 3 letters")
         hits = []
-        for w in self.ix.case.watchlist:
-            score = difflib.SequenceMatcher(None, query, _norm_name(w.name)).ratio()
-            q_tokens, w_tokens = set(query.split()), set(_norm_name(w.name).split())
+        q_tokens = set(query.split())
+        for w, w_name, w_tokens in self._watchlist:
             overlap = len(q_tokens & w_tokens) / max(1, min(len(q_tokens), len(w_tokens)))
+            matcher = difflib.SequenceMatcher(None, query, w_name)
+            # quick_ratio() bounds ratio() from above: skip the exact ratio when it can't count
+            score = matcher.ratio() if max(matcher.quick_ratio(), overlap * 0.9) >= 0.8 else 0.0
             similarity = max(score, overlap * 0.9)
             if similarity >= 0.8:
                 hits.append({"entry_id": w.id, "list": w.list, "name": w.name,

@@ -13,6 +13,9 @@ import pytest
 from memex.envkit.servers import serve
 
 TIERS = ("unit", "integration", "e2e")
+# A bound, not a timing check: a server process starts in seconds on a quiet machine, but a
+# 2-core machine shared with other jobs can take over a minute to import and bind.
+SERVER_START_S = 180.0
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -26,12 +29,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 def memex_server():
     """The real Memex server (uvicorn, subprocess) with the truth overlay enabled."""
     with serve("memex.openenv_server", "--host", "127.0.0.1", "--log-level", "info",
-               "--reveal-truth-after-done") as server:
+               "--reveal-truth-after-done", timeout_s=SERVER_START_S) as server:
         yield server
 
 
 @pytest.fixture(scope="session")
 def heuristic_llm():
     """TEST DOUBLE: an OpenAI-compatible server whose model is the heuristic investigator."""
-    with serve("memex.testing.heuristic_openai_server", health_path="/v1/models") as server:
+    with serve("memex.testing.heuristic_openai_server", health_path="/v1/models",
+               timeout_s=SERVER_START_S) as server:
         yield server

@@ -1,10 +1,12 @@
 """The launderer adversary end to end: the search, the launderer served as an OpenEnv
 environment, plans through the real AML server (hidden until the end), the adversarial split in
-the evaluation harness, and scoring over a local two-worker Ray."""
+the evaluation harness, docs/adversary.md's defenders table, and scoring over a local
+two-worker Ray."""
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 import httpx
 import pytest
@@ -12,6 +14,7 @@ import pytest
 from memex.adversary import Scorer, ScorerPool, load_split, search
 from memex.adversary.client import LaunderEnv
 from memex.adversary.models import LaunderAction
+from memex.adversary.report import report, score_capped
 from memex.client import MemexEnv
 from memex.envkit.servers import serve
 from memex.models import MemexAction
@@ -87,7 +90,7 @@ def test_harness_plays_the_adversarial_split(tmp_path):
     from memex.evaluation.harness import main
 
     entries = load_split("adversarial")
-    kind = entries[0].plan.kind
+    kind = min(Counter(e.plan.kind for e in entries).items(), key=lambda kv: kv[1])[0]
     assert main(["--split", "adversarial", "--tasks", kind, "--policies", "oracle",
                  "--out", str(tmp_path), "--workers", "1", "--no-progress",
                  "--traces", "none"]) == 0
@@ -96,6 +99,45 @@ def test_harness_plays_the_adversarial_split(tmp_path):
     assert len(rows) == len(expected) and {r["seed"] for r in rows} == {e.seed for e in expected}
     assert all(r["decision_accuracy"] == 1.0 for r in rows)   # every split case is solvable
     assert "adversarial split" in (tmp_path / "report.md").read_text()
+
+
+def test_report_plays_every_defender_on_the_same_episodes_and_meets_the_target(tmp_path):
+    doc = tmp_path / "adversary.md"
+    doc.write_text("intro\n<!-- adversary-report:begin -->\nold\n<!-- adversary-report:end -->\n"
+                   "outro\n")
+    report(["heuristic", "oracle"], test_episodes=1, seeds_per_plan=1, out=tmp_path / "r",
+           doc=doc, progress=False)
+    rows = [json.loads(x) for x in (tmp_path / "r" / "episodes.jsonl").read_text().splitlines()]
+    keys = {d: sorted(r["key"] for r in rows if r["policy"] == d) for d in ("heuristic", "oracle")}
+    n_plans = len({(e.pair, e.role) for e in load_split()})
+    assert keys["heuristic"] == keys["oracle"] and len(keys["oracle"]) == 17 * 3 + n_plans
+    assert Counter(r["role"] for r in rows if r["split"] == "adversarial") == {
+        "adversary": n_plans, "mirror": n_plans}
+
+    def accuracy(policy: str, split: str) -> float:
+        mine = [r for r in rows if r["policy"] == policy and r["split"] == split]
+        return sum(r["outcome"] in ("TP", "TN") for r in mine) / len(mine)
+
+    # The issue's target on the split (and the split still fools the current heuristic).
+    assert accuracy("oracle", "adversarial") >= 0.95 and accuracy("heuristic", "adversarial") <= 0.6
+    assert accuracy("heuristic", "test") >= 0.9
+    body = doc.read_text()
+    assert body.startswith("intro\n") and body.endswith("outro\n") and "\nold\n" not in body
+    assert "| heuristic | " in body and "| oracle | 1.000 |" in body
+
+
+def test_a_turn_capped_episode_is_scored_as_a_timeout():
+    from memex.adapter import ADAPTER
+    from memex.evaluation.harness import PolicyMaker, run_grid
+
+    spec = load_split()[0].spec()
+    capped = PolicyMaker("capped", lambda s: ADAPTER.make_policy("heuristic"), max_steps=2)
+    [row] = run_grid(ADAPTER, [capped], [spec], workers=1, traces="none", progress=False)
+    assert row["outcome"] == "unfinished" and row["steps"] == 2
+    scored = score_capped(ADAPTER, spec, row)
+    assert scored["outcome"] == "timeout" and scored["capped"]
+    timeout = ADAPTER.timeout_return(ADAPTER.case_for(spec))
+    assert timeout < 0 and scored["return"] == round(row["return"] + timeout, 6)
 
 
 def test_scoring_over_a_local_two_worker_ray():

@@ -1,6 +1,6 @@
 """Baselines and exploit probes: every probe scores clearly below the committee-aware
-heuristic on every task (issue #16: by 0.15; the pairs that do not yet are listed in
-`SHORTFALLS` and fail strictly once they do); the oracles reproduce the score's references."""
+heuristic on every task (issue #16: by 0.15, paired by seed); the oracle reproduces the score's
+reference and beats cash in at least 95% of episodes."""
 
 from __future__ import annotations
 
@@ -18,21 +18,6 @@ from memex.committee.world import CASH_RATE_PCT
 
 EPISODES = 20          # validation seeds per task: deterministic, so this is a fixed check
 MARGIN = 0.15          # heuristic mean score minus probe mean score, on every task
-# (task, probe) pairs where the heuristic is not yet MARGIN above the probe on these seeds: the
-# open part of issue #16 (a stronger heuristic). Strict: a pair that starts passing fails here.
-# Against `always_cash` (score ~0 with no variance, so pairing cannot help) the pair needs the
-# heuristic's own mean score >= 0.15; its per-episode sd is 0.39-0.57 (market noise over 20
-# months), so 20 seeds resolve a mean only to +-0.09-0.13 (one s.e.), and its true means
-# (about 0.1-0.3; regime_shift_recovery about 0) sit at or below the bar
-# (`docs/committee_baselines.md`).
-SHORTFALLS: frozenset[tuple[str, str]] = frozenset({
-    ("guided_allocation", "always_cash"), ("guided_allocation", "hold_only"),
-    ("guided_allocation", "equal_weight"), ("guided_allocation", "fixed_concentrated"),
-    ("guided_allocation", "research_then_hold"), ("guided_allocation", "regime_table_reader"),
-    ("research_risk_conflict", "always_cash"),
-    ("regime_shift_recovery", "always_cash"), ("regime_shift_recovery", "regime_table_reader"),
-    ("mandate_drift", "always_cash"), ("mandate_drift", "regime_table_reader"),
-})
 
 
 @pytest.fixture(scope="module")
@@ -46,13 +31,17 @@ def scores() -> dict[tuple[str, str], list[float]]:
     return out
 
 
-@pytest.mark.parametrize(("task", "probe"), [
-    pytest.param(t, p, marks=pytest.mark.xfail(strict=True, reason="issue #16, open"))
-    if (t, p) in SHORTFALLS else (t, p) for t in TASK_NAMES for p in PROBES])
+@pytest.mark.parametrize("probe", PROBES)
+@pytest.mark.parametrize("task", TASK_NAMES)
 def test_probe_scores_clearly_below_the_heuristic(scores, task, probe):
-    heuristic = statistics.fmean(scores[("heuristic", task)])
-    other = statistics.fmean(scores[(probe, task)])
-    assert heuristic - other >= MARGIN, (task, probe, heuristic, other)
+    paired = [h - x for h, x in zip(scores[("heuristic", task)], scores[(probe, task)],
+                                    strict=True)]
+    assert statistics.fmean(paired) >= MARGIN, (task, probe, statistics.fmean(paired))
+
+
+def test_heuristic_beats_cash_clearly_on_every_task(scores):
+    for task in TASK_NAMES:
+        assert statistics.fmean(scores[("heuristic", task)]) >= 0.3, task
 
 
 def test_always_cash_scores_about_zero_and_the_query_spammer_hits_the_budget():
@@ -85,19 +74,18 @@ def test_regime_oracle_reproduces_the_reference_it_defines(task):
     r = run_episode(POLICIES["regime_oracle"](), task, seed)
     assert r.episode_return == pytest.approx(refs.oracle, abs=1e-6)
     assert r.score == normalised_score(refs.oracle, refs, task)
-    h = run_episode(POLICIES["hindsight_oracle"](), task, seed)
-    assert h.episode_return == pytest.approx(refs.hindsight, abs=1e-6)
-    assert refs.reference == max(refs.oracle, refs.hindsight)
     assert refs.cash == pytest.approx(20 * CASH_RATE_PCT)
 
 
-@pytest.mark.parametrize("task", TASK_NAMES)
-def test_reference_beats_cash_in_at_least_95_percent_of_episodes(task):
-    refs = [references(task, g["seed"]) for g in episode_grid("validation", EPISODES, (task,))]
-    assert sum(r.reference > r.cash for r in refs) >= 0.95 * len(refs)
-    # the scale the score divides by is the reference's mean edge (within 25%)
-    mean_edge = statistics.fmean(r.reference - r.cash for r in refs)
-    assert mean_edge == pytest.approx(REFERENCE_EDGE_PTS[task], rel=0.25)
+def test_the_oracle_beats_cash_in_at_least_95_percent_of_episodes():
+    refs = {t: [references(t, g["seed"]) for g in episode_grid("validation", EPISODES, (t,))]
+            for t in TASK_NAMES}
+    wins = [r.oracle > r.cash for rs in refs.values() for r in rs]
+    assert sum(wins) >= 0.95 * len(wins)
+    for task, rs in refs.items():
+        # the scale the score divides by is the reference's mean edge (within 25%)
+        mean_edge = statistics.fmean(r.oracle - r.cash for r in rs)
+        assert mean_edge == pytest.approx(REFERENCE_EDGE_PTS[task], rel=0.25)
 
 
 def test_losses_count_the_score_ranks_like_the_return():
@@ -119,8 +107,7 @@ def test_run_episode_is_deterministic_and_random_policy_is_seeded():
 
 
 def test_only_the_oracle_needs_the_hidden_world():
-    assert [n for n in POLICIES if POLICIES[n]().needs_case] == ["regime_oracle",
-                                                                  "hindsight_oracle"]
+    assert [n for n in POLICIES if POLICIES[n]().needs_case] == ["regime_oracle"]
     env = CommitteeEnvironment()
     obs = env.reset(task="guided_allocation", seed=3)
     with pytest.raises(ValueError, match="needs the episode's world"):

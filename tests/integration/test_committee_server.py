@@ -116,5 +116,7 @@ def test_schema_tasks_and_info_describe_the_environment(committee_server):
         tasks = http.get("/tasks").json()
         assert [t["name"] for t in tasks["tasks"]] == list(TASK_NAMES)
         assert tasks["splits"]["test"][0] == 1_100_000
+        shift = tasks["tasks"][TASK_NAMES.index("regime_shift_recovery")]["regime_process"]
+        assert shift["start"] == "expansion" and shift["spells"]["crisis"]["months"] == [3, 5]
         assert http.get("/info").json()["env"] == "memex-committee"
         assert http.get("/health").status_code == 200

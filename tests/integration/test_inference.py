@@ -1,5 +1,6 @@
 """The inference agent end to end: the real environment server and a local OpenAI-compatible
-server whose "model" is the heuristic investigator (TEST DOUBLE, `memex.testing`)."""
+server whose "model" is the heuristic investigator (TEST DOUBLE, `memex.testing`; the
+malformed-reply variant served in process, so no test waits for another interpreter)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ import pytest
 
 from memex.envkit.adapter import get_adapter
 from memex.envkit.llm_options import LLMOptions
-from memex.envkit.servers import serve
+from memex.envkit.servers import serve_app
 from memex.inference import LLMPolicy, OpenAIBackend, run_logged
-from memex.testing.heuristic_openai_server import MODEL_NAME
+from memex.testing.heuristic_openai_server import MODEL_NAME, create_double_app
 
 
 class RecordingBackend:
@@ -51,8 +52,7 @@ def test_cli_runs_easy_medium_hard_and_prints_the_three_line_kinds(memex_server,
 @pytest.mark.parametrize("tool_mode", ["native", "text"])
 def test_malformed_replies_cost_a_retry_not_a_crash(memex_server, tool_mode):
     adapter = get_adapter("memex")
-    with serve("memex.testing.heuristic_openai_server", "--malformed-every", "3",
-               health_path="/v1/models") as llm:
+    with serve_app(create_double_app(malformed_every=3)) as llm:
         backend = RecordingBackend(OpenAIBackend(LLMOptions(llm.url + "/v1", MODEL_NAME)))
         policy = LLMPolicy(adapter, backend, tool_mode=tool_mode)
         session = adapter.open(memex_server.url)
@@ -75,12 +75,11 @@ def test_malformed_replies_cost_a_retry_not_a_crash(memex_server, tool_mode):
     assert ("Tools:" in backend.sent[0][0]["content"]) == (tool_mode == "text")
 
 
-def test_same_agent_in_process_matches_the_heuristic_baseline():
+def test_same_agent_in_process_matches_the_heuristic_baseline(heuristic_llm):
     adapter = get_adapter("memex")
     spec = adapter.grid("test", ["trade_based"], ["hard"])[0]
-    with serve("memex.testing.heuristic_openai_server", health_path="/v1/models") as llm:
-        policy = LLMPolicy(adapter, OpenAIBackend(LLMOptions(llm.url + "/v1", MODEL_NAME)))
-        via_llm = adapter.play(adapter.open(), policy, spec)
+    policy = LLMPolicy(adapter, OpenAIBackend(LLMOptions(heuristic_llm.url + "/v1", MODEL_NAME)))
+    via_llm = adapter.play(adapter.open(), policy, spec)
     direct = adapter.play(adapter.open(), adapter.make_policy("heuristic"), spec)
     assert [a.model_dump() for a in via_llm.actions] == [a.model_dump() for a in direct.actions]
     assert via_llm.episode_return == direct.episode_return

@@ -1,10 +1,11 @@
 """LLM agents on real endpoints (issue #17): `transformers serve` hosting the offline SmolLM2-135M
-(built by `resolve_model("smollm2-135m")`, started once for the module, replies bounded to a
-few tokens, two-step episodes), the heuristic TEST DOUBLE, a tiny fault proxy
-(`memex.testing.fault_proxy`) for the 400 / 500 / stalled-server cases, and real server
-processes killed with SIGKILL mid-run (the model server, and the environment server). The
-entry points run in process (`main(argv)` returns the exit status) so no test pays for a new
-interpreter. Each test names the defect it pins."""
+(built by `resolve_model("smollm2-135m")`, started once for the module and sent five chat
+requests in all: a two-step episode on the test split's smallest alert under a 1,000-token
+prompt budget with 8-token replies, two 1-token tool-mode probes and one refused request), the
+heuristic TEST DOUBLE, a tiny fault proxy (`memex.testing.fault_proxy`) for the 400 / 500 /
+stalled-server cases, and real server processes killed with SIGKILL mid-run (the model server,
+and the environment server). The entry points run in process (`main(argv)` returns the exit
+status) so no test pays for a new interpreter. Each test names the defect it pins."""
 
 from __future__ import annotations
 
@@ -16,7 +17,6 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import ClassVar
 
 import httpx
 import pytest
@@ -31,17 +31,23 @@ from memex.envkit.llm_options import (
     token_counter,
 )
 from memex.envkit.replies import REASON_TRUNCATED
-from memex.envkit.servers import free_port, serve, serve_command
+from memex.envkit.servers import free_port, serve, serve_app, serve_command
 from memex.evaluation import demo, harness
 from memex.evaluation.harness import policy_maker
 from memex.inference import LLMPolicy, OpenAIBackend, Reply, resolve_model, run_logged
 from memex.testing.fault_proxy import FaultProxy
 from memex.testing.heuristic_openai_server import MODEL_NAME as DOUBLE
+from memex.testing.heuristic_openai_server import create_double_app
 
-MAX_TOKENS = 12  # CPU: a few tokens per reply keeps every request short
-PROMPT_TOKENS = 2600  # below the full text-mode prompt: forces the compact tool list (faster)
+MAX_TOKENS = 8  # CPU: a few tokens per reply keeps every request short
+# CPU prefill dominates a real request: the prompt budget (the feature under test) keeps it
+# small. pep_wealth-medium has the test split's smallest alert (~940 SmolLM2 tokens with the
+# compact tool list; its full text-mode prompts are ~2,400), so 1,000 tokens holds the first
+# prompt whole and makes the second elide the alert's RAM page.
+REAL_TASK, REAL_DIFFICULTY = "pep_wealth", "medium"
+PROMPT_TOKENS = 1000
 TIMEOUT_S = "300"  # a loaded 2-core CPU needs tens of seconds per request
-SERVE_TIMEOUT_S = 300.0
+SERVE_TIMEOUT_S = 300.0  # bounds on server start-up, not timing checks
 RUN_TIMEOUT_S = 300.0
 ERROR_END = re.compile(r"^\[END\] success=false .* outcome=error .* error=\".+\"$")
 KEY_VARIABLES = ("API_BASE_URL", "MODEL_NAME", "API_KEY", "OPENAI_API_KEY", "HF_TOKEN",
@@ -94,7 +100,7 @@ def start_env_server(port: int) -> subprocess.Popen:
     proc = subprocess.Popen([sys.executable, "-m", "memex.openenv_server", "--host",
                              "127.0.0.1", "--port", str(port), "--log-level", "warning"],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + SERVE_TIMEOUT_S
     while True:
         assert proc.poll() is None, "the environment server exited early"
         try:
@@ -112,6 +118,31 @@ def stop(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
+class RecordingBackend(OpenAIBackend):
+    """The real backend; keeps every prompt it sent."""
+
+    def __init__(self, options: LLMOptions):
+        super().__init__(options)
+        self.sent: list[list[dict[str, str]]] = []
+
+    def complete(self, messages, tools=None):
+        self.sent.append(messages)
+        return super().complete(messages, tools)
+
+
+class RecordingProxy(FaultProxy):
+    """The fault proxy; keeps each chat request's body and Authorization header."""
+
+    def __init__(self, upstream: str, **kwargs):
+        super().__init__(upstream, **kwargs)
+        self.requests: list[tuple[dict, str | None]] = []
+
+    def _forward(self, handler, body):
+        if body is not None and handler.path.endswith("/chat/completions"):
+            self.requests.append((json.loads(body), handler.headers.get("Authorization")))
+        super()._forward(handler, body)
+
+
 def traces(folder: Path) -> list[list[dict]]:
     return [[json.loads(x) for x in p.read_text().splitlines()]
             for p in sorted(folder.rglob("*.jsonl"))]
@@ -121,13 +152,15 @@ def traces(folder: Path) -> list[list[dict]]:
 
 def test_full_short_episode_against_transformers_serve(smollm2, smollm2_dir, memex_server):
     """A short episode on the real model: [STEP] lines carry verdict, reason and the raw reply
-    (defect 6), prompts stay within the budget by the model's own tokenizer (defect 8)."""
+    (defect 6); prompts stay within the budget by the model's own tokenizer, the second one
+    by eliding the oldest RAM page (defect 8)."""
     adapter = get_adapter("memex")
     opts = real_options(smollm2.url, smollm2_dir, smollm2_dir)
     count = token_counter(smollm2_dir)
-    policy = LLMPolicy(adapter, OpenAIBackend(opts), tool_mode="text", reply_retries=0,
+    backend = RecordingBackend(opts)
+    policy = LLMPolicy(adapter, backend, tool_mode="text", reply_retries=0,
                        prompt_tokens=opts.prompt_tokens, count_tokens=count)
-    spec = adapter.grid("test", ["layering"], ["hard"])[0]
+    spec = adapter.grid("test", [REAL_TASK], [REAL_DIFFICULTY])[0]
     lines: list[str] = []
     session = adapter.open(memex_server.url)
     try:
@@ -146,6 +179,10 @@ def test_full_short_episode_against_transformers_serve(smollm2, smollm2_dir, mem
     assert all(r["budget"] == PROMPT_TOKENS and r["prompt_tokens"] <= PROMPT_TOKENS and r["raw"]
                for r in replies)
     assert sum(policy.stats["verdicts"].values()) == policy.stats["requests"] == 2
+    # Without the budget the second prompt would not fit; with it the alert page is elided.
+    whole = LLMPolicy(adapter, backend, tool_mode="text", count_tokens=count)
+    assert whole.messages(episode.observations[1])[1] > PROMPT_TOKENS
+    assert "content elided to fit" in backend.sent[1][1]["content"]
 
 
 def test_native_mode_falls_back_to_text_when_the_chat_template_drops_tools(smollm2,
@@ -181,11 +218,12 @@ def test_harness_grid_survives_a_400_and_a_500_and_counts_them(heuristic_llm, me
     """Defects 1, 3 and 5: a 400 (context length; not retried) and a 500 (a tool call whose
     JSON never closed; retried once) each end one episode; the grid continues to the model
     (the test double: the real model adds nothing here), writes every row, trace and the
-    error counts, and is bounded by the LLM flags."""
+    error counts, and is bounded by the LLM flags (--max-steps and --max-retries fix the
+    request count; --max-tokens, --api-key and the temperature reach every request)."""
     faults = {1: (400, "This model's maximum context length is 8192 tokens"),
               2: (500, "Failed to parse tool call: unterminated JSON object"),
               3: (500, "Failed to parse tool call: unterminated JSON object")}
-    with FaultProxy(heuristic_llm.url, faults=faults) as proxy:
+    with RecordingProxy(heuristic_llm.url, faults=faults) as proxy:
         status = harness.main([
             "--policies", f"llm:{DOUBLE}", "--env-url", memex_server.url,
             "--api-base-url", proxy.url + "/v1", "--tasks", "layering", "--difficulties", "easy",
@@ -197,6 +235,8 @@ def test_harness_grid_survives_a_400_and_a_500_and_counts_them(heuristic_llm, me
     err = capsys.readouterr().err
     assert status == 0, err
     assert chat_requests == 4  # 400 once, 500 twice (one retry), then one real reply
+    assert all((body["max_tokens"], body["temperature"], key) == (MAX_TOKENS, 0.0, "Bearer local")
+               for body, key in proxy.requests) and len(proxy.requests) == 4
     rows = [json.loads(x) for x in (tmp_path / "episodes.jsonl").read_text().splitlines()]
     assert [r["outcome"] for r in rows] == ["error", "error", "unfinished"]
     assert "maximum context length" in rows[0]["error"] and "HTTP 400" in rows[0]["error"]
@@ -219,7 +259,7 @@ def test_model_server_killed_mid_run_ends_episodes_with_error_outcomes(memex_ser
     its [END] line and trace are written, the run goes on to the next episode, the first
     failure is one line, and the exit status (1) says no episode ran cleanly."""
     with serve("memex.testing.heuristic_openai_server", "--stall-after", "1",
-               health_path="/v1/models") as llm:
+               health_path="/v1/models", timeout_s=SERVE_TIMEOUT_S) as llm:
         run = in_background(inference.main, [
             "--env-url", memex_server.url, "--api-base-url", llm.url + "/v1",
             "--model", DOUBLE, "--tasks", "layering", "--difficulties", "easy,medium",
@@ -354,8 +394,7 @@ def test_verdicts_reasons_and_raw_replies_reach_steps_traces_and_summary(memex_s
                                                                         tmp_path, capsys):
     """Defect 6: with malformed replies and no re-asks, [STEP] lines and traces show the raw
     reply, verdict no_call and why; the summary counts valid / invalid / no-call replies."""
-    with serve("memex.testing.heuristic_openai_server", "--malformed-every", "2",
-               health_path="/v1/models") as llm:
+    with serve_app(create_double_app(malformed_every=2)) as llm:
         status = inference.main([
             "--env-url", memex_server.url, "--api-base-url", llm.url + "/v1",
             "--model", DOUBLE, "--difficulties", "easy", "--max-steps", "4",
@@ -404,27 +443,18 @@ def test_prompts_fit_the_token_budget_by_eliding_the_oldest_ram_first(heuristic_
     adapter = get_adapter("memex")
     spec = adapter.grid("test", ["trade_based"], ["hard"])[0]
     count = token_counter()
-
-    class Recording(OpenAIBackend):
-        sent: ClassVar[list] = []
-
-        def complete(self, messages, tools=None):
-            self.sent.append(messages)
-            return super().complete(messages, tools)
-
     opts = LLMOptions(base_url=heuristic_llm.url + "/v1", model=DOUBLE)
-    free = Recording(opts)
-    Recording.sent = []
+    free = RecordingBackend(opts)
     episode = adapter.play(adapter.open(), LLMPolicy(adapter, free, tool_mode="text"), spec)
-    sizes = [sum(count(m["content"]) + 8 for m in msgs) for msgs in Recording.sent]
+    sizes = [sum(count(m["content"]) + 8 for m in msgs) for msgs in free.sent]
     budget = int(max(sizes) * 0.7)
     assert max(sizes) > budget and episode.done
-    Recording.sent = []
-    policy = LLMPolicy(adapter, Recording(opts), tool_mode="text", prompt_tokens=budget,
+    recording = RecordingBackend(opts)
+    policy = LLMPolicy(adapter, recording, tool_mode="text", prompt_tokens=budget,
                        count_tokens=count)
     bounded = adapter.play(adapter.open(), policy, spec)
     assert all(r["prompt_tokens"] <= budget and r["budget"] == budget for r in bounded.replies)
-    elided = [m for m in Recording.sent if "content elided to fit" in m[1]["content"]]
+    elided = [m for m in recording.sent if "content elided to fit" in m[1]["content"]]
     assert elided
     for system, user in elided:
         data = json.loads(re.search(r"<observation[^>]*>(.*)</observation>",

@@ -26,13 +26,13 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(2400)
+@pytest.mark.timeout(1200)
 def test_selfplay_dry_run_alternates_adversary_and_defender_rounds(tmp_path: Path):
     out = tmp_path / "selfplay"
     run = subprocess.run(
         [sys.executable, "-m", "memex.curriculum.selfplay", "--dry-run", "--rounds", "2",
          "--out", str(out), "--no-progress"],
-        capture_output=True, text=True, timeout=2300,
+        capture_output=True, text=True, timeout=1100,
         env={**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"})
     assert run.returncode == 0, run.stderr[-4000:]
 

@@ -13,6 +13,7 @@ import statistics
 import pytest
 
 from memex.committee import environment as env_module
+from memex.committee.belief import RegimeBelief
 from memex.committee.environment import CommitteeEnvironment
 from memex.committee.models import CommitteeAction
 from memex.committee.optimizer import optimise
@@ -30,7 +31,9 @@ from memex.committee.tasks import (
 from memex.committee.world import (
     PERIODS_PER_YEAR,
     REGIMES,
+    SECTOR_MEMBERS,
     SECTOR_OF,
+    SECTORS,
     TICKERS,
     covariance_pct2,
     draw_returns_pct,
@@ -162,24 +165,65 @@ def test_regimes_are_economically_ordered():
     assert covariance_pct2("crisis")[i_nova][i_nova] > 2 * covariance_pct2(
         "expansion")[i_nova][i_nova]
     vol = math.sqrt(covariance_pct2("expansion")[i_nova][i_nova] * PERIODS_PER_YEAR)
-    assert 15 < vol < 30  # a single tech stock, annualised
+    assert 7 < vol < 15  # a single tech stock, annualised: a calm market, readable from prices
 
 
-def test_research_is_informative_and_each_tasks_bias_shows():
-    hits = total = 0
+def test_research_ranks_stocks_within_a_sector_but_is_no_regime_label():
+    """Within a sector the analyst's spread is unbiased, so the better stock usually gets the
+    higher conviction; the sector calls carry a per-regime bias, so the sector a note likes
+    best is often not the regime's best sector (one note is no regime label); the task's pet
+    bias shows."""
+    hits = total = best_sector = 0
     tech_bias = []
-    for seed in range(60):
+    for seed in range(100):
         world = generate("guided_allocation", seed)
-        note = research_note(world, 3, "MARKET")
         mu = world.expected_at(3)
-        ranked = sorted(TICKERS, key=mu.get)
-        conv = {v["name"]: v["conviction"] for v in note["views"]}
-        hits += conv[ranked[-1]] > conv[ranked[0]]
-        total += 1
+        conv = {v["name"]: v["conviction"] for v in research_note(world, 3, "MARKET")["views"]}
+        for s in SECTORS:
+            a, b = SECTOR_MEMBERS[s]
+            if abs(mu[a] - mu[b]) > 0.3:
+                hits += (conv[a] > conv[b]) == (mu[a] > mu[b])
+                total += 1
+        calls = {v["name"]: v["conviction"] for v in research_note(world, 3, "SECTOR")["views"]}
+        sector_mu = {s: statistics.fmean(mu[t] for t in SECTOR_MEMBERS[s]) for s in SECTORS}
+        best_sector += max(calls, key=calls.get) == max(sector_mu, key=sector_mu.get)
         boom = generate("research_risk_conflict", seed)
         tech_bias.append(research_note(boom, 1, "TECH")["views"][0]["conviction"])
-    assert hits / total > 0.9
-    assert statistics.fmean(tech_bias) > 0.8
+    assert hits / total > 0.75
+    assert best_sector / 100 < 0.6
+    assert statistics.fmean(tech_bias) > 0.7
+
+
+def test_regime_spells_follow_the_published_process():
+    process = TASKS["regime_shift_recovery"].regime_process
+    for seed in range(100):
+        path = generate("regime_shift_recovery", seed).regimes
+        for regime in ("expansion", "late_cycle", "crisis"):
+            lo, hi = process.spells[regime].months
+            assert lo <= path.count(regime) <= hi, (seed, path)
+    spell = process.spells["crisis"]
+    assert [spell.hazard(age) for age in range(1, 6)] == [0.0, 0.0, 1 / 3, 1 / 2, 1.0]
+    assert process.spells["recovery"].hazard(9) == 0.0
+
+
+def test_the_regime_filter_reads_the_regime_from_returns_alone():
+    """The heuristic's filter sees only the month's returns; its forecast names the true regime
+    of the coming month most of the time, and never a turn the process rules out."""
+    for task in TASK_NAMES:
+        hits = total = 0
+        for seed in range(25):
+            world = generate(task, seed)
+            belief = RegimeBelief(TASKS[task].regime_process, world.horizon)
+            for month, returns in enumerate(world.returns_pct):
+                prob = belief.probabilities()
+                hits += max(prob, key=prob.get) == world.regimes[month]
+                total += 1
+                belief.update(returns)
+        assert hits / total > 0.75, task
+    belief = RegimeBelief(TASKS["regime_shift_recovery"].regime_process, 20)
+    crash = dict.fromkeys(TICKERS, -12.0)
+    belief.update(crash)   # one awful month: still no crisis before a late cycle
+    assert belief.probabilities()["crisis"] == 0.0
 
 
 def test_optimiser_respects_every_cap_and_the_volatility_budget():
