@@ -199,8 +199,8 @@ class MemexEnvironment(Environment[MemexAction, MemexObservation, MemexState]):
                 self._counts["page_faults"] += len(faults)
                 events += [f"page fault: {i} was no longer resident" for i in faults]
             # Typed arguments dump in field order, so equal calls give equal keys.
-            key = hashlib.blake2b(args.model_dump_json().encode("utf-8", "replace"),
-                                  person=tool.encode()[:16], digest_size=16).digest()
+            key = hashlib.blake2b(f"{tool}\n{args.model_dump_json()}".encode("utf-8", "replace"),
+                                  digest_size=16).digest()
             if spec.category != "terminal" and key in self._calls:
                 ev.redundant = True
                 self._counts["redundant_calls"] += 1
