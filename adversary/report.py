@@ -22,12 +22,12 @@ to `OUT/table.md`, and, with `--doc`, replaces the text between the doc's
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from memex.adversary.splits import LATEST, header, load_split
+from memex.evaluation.report import replace_section
 
 MARK = "adversary-report"
 ROLES = ("adversary", "mirror")
@@ -105,16 +105,6 @@ def table(defenders: Sequence[str], rows: list[dict[str, Any]], labels: dict[str
                      f"{_mean(by_role['adversary'], _correct)} | "
                      f"{_mean(by_role['mirror'], _correct)} |")
     return "\n".join(lines)
-
-
-def replace_section(doc: Path, name: str, text: str) -> None:
-    """Put `text` between the doc's `<!-- NAME:begin -->` and `<!-- NAME:end -->` markers."""
-    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
-    body = doc.read_text()
-    pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.S)
-    if not pattern.search(body):
-        raise ValueError(f"{doc} has no {begin} ... {end} section")
-    doc.write_text(pattern.sub(lambda _m: f"{begin}\n{text.rstrip()}\n{end}", body, count=1))
 
 
 def report(defenders: Sequence[str], *, test_episodes: int = 1, seeds_per_plan: int = 1,

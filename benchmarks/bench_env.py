@@ -23,12 +23,11 @@ import sys
 import time
 from pathlib import Path
 
-import httpx
 import psutil
 from tqdm import tqdm
 from websockets.asyncio.client import connect
 
-from memex.envkit.servers import serve, serve_command
+from memex.envkit.servers import healthy, serve, serve_command
 from memex.evaluation.runs import run_episode
 from memex.models import MemexAction
 from memex.openenv_server import replica_urls
@@ -147,12 +146,7 @@ def memory_per_session(url: str, pid: int, n: int) -> float:
 def _wait_healthy(urls: list[str], timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
     for url in urls:
-        while True:
-            try:
-                if httpx.get(url + "/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
+        while not healthy(url):
             if time.monotonic() > deadline:
                 raise TimeoutError(f"replica {url} did not become healthy")
             time.sleep(0.2)

@@ -46,6 +46,14 @@ def serve(module: str, *args: str, health_path: str = "/health", timeout_s: floa
         yield server
 
 
+def healthy(url: str, health_path: str = "/health") -> bool:
+    """Whether the server at `url` answers 200 on `health_path` (within a second)."""
+    try:
+        return httpx.get(url + health_path, timeout=1.0).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
 @contextlib.contextmanager
 def serve_command(argv: list[str], *, name: str, health_path: str = "/health",
                   timeout_s: float = 60.0, env: dict[str, str] | None = None,
@@ -64,11 +72,8 @@ def serve_command(argv: list[str], *, name: str, health_path: str = "/health",
         while True:
             if proc.poll() is not None:
                 raise RuntimeError(f"{name} exited early:\n{log.read_text()}")
-            try:
-                if httpx.get(url + health_path, timeout=1.0).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
+            if healthy(url, health_path):
+                break
             if time.monotonic() > deadline:
                 raise TimeoutError(f"{name} did not become healthy:\n{log.read_text()}")
             time.sleep(0.1)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import statistics
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -288,3 +289,14 @@ def make_plots(adapter: EnvAdapter, rows: Sequence[dict[str, Any]], out: Path) -
     fig.savefig(paths[-1], dpi=110)
     plt.close(fig)
     return paths
+
+
+def replace_section(doc: Path, name: str, text: str) -> None:
+    """Put `text` between the doc's `<!-- NAME:begin -->` and `<!-- NAME:end -->` markers, so a
+    hand-written page carries numbers that always come from the run that wrote them."""
+    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
+    body = doc.read_text()
+    pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end), re.S)
+    if not pattern.search(body):
+        raise ValueError(f"{doc} has no {begin} ... {end} section")
+    doc.write_text(pattern.sub(lambda _m: f"{begin}\n{text.rstrip()}\n{end}", body, count=1))

@@ -45,6 +45,7 @@ from typing import Any
 from memex import train_grpo
 from memex.envkit.adapter import EnvAdapter, get_adapter
 from memex.envkit.episodes import EpisodeSpec
+from memex.evaluation.report import replace_section
 from memex.inference import load_local_model
 
 # Sizes. `full` (the default) is the issue's size: >= 200 held-out test episodes per model,
@@ -482,12 +483,9 @@ def report(args: argparse.Namespace) -> dict[str, Any]:
 def splice_results(page: Path, results: dict[str, Any], figure_dir: str) -> None:
     """Replace the text between the results markers of the written report (docs/training.md)
     with this run's tables, so its numbers always come from the run."""
-    start, end = "<!-- learn.py results: start -->", "<!-- learn.py results: end -->"
-    if not page.exists() or start not in (text := page.read_text()):
-        return
-    body = results_markdown(results, figure_dir).split("\n", 2)[2]  # without the title
-    head, rest = text.split(start, 1)
-    page.write_text(f"{head}{start}\n{body}{end}{rest.split(end, 1)[1]}")
+    if page.exists() and "<!-- learn-results:begin -->" in page.read_text():
+        body = results_markdown(results, figure_dir).split("\n", 2)[2]  # without the title
+        replace_section(page, "learn-results", body)
 
 
 if __name__ == "__main__":

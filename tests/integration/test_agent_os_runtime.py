@@ -10,7 +10,6 @@ import sys
 import threading
 import time
 
-import httpx
 import pytest
 
 from memex.testing.builds import require_agent_os
@@ -27,7 +26,7 @@ from memex.agent_os_core.runtime import (
     SessionClosed,
     SessionError,
 )
-from memex.envkit.servers import free_port, serve
+from memex.envkit.servers import free_port, healthy, serve
 from memex.models import MemexAction
 from memex.server.environment import MemexEnvironment
 
@@ -170,12 +169,7 @@ def test_reset_reconnects_after_the_server_comes_back():
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 60
-        while True:
-            try:
-                if httpx.get(first.url + "/health", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
+        while not healthy(first.url):
             assert time.monotonic() < deadline, "restarted server not healthy"
             time.sleep(0.1)
         with pytest.raises(ConnectionLost):

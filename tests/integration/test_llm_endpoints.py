@@ -18,7 +18,6 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import httpx
 import pytest
 
 from memex import inference
@@ -31,7 +30,7 @@ from memex.envkit.llm_options import (
     token_counter,
 )
 from memex.envkit.replies import REASON_TRUNCATED
-from memex.envkit.servers import free_port, serve, serve_app, serve_command
+from memex.envkit.servers import free_port, healthy, serve, serve_app, serve_command
 from memex.evaluation import demo, harness
 from memex.evaluation.harness import policy_maker
 from memex.inference import LLMPolicy, OpenAIBackend, Reply, resolve_model, run_logged
@@ -103,11 +102,8 @@ def start_env_server(port: int) -> subprocess.Popen:
     deadline = time.monotonic() + SERVE_TIMEOUT_S
     while True:
         assert proc.poll() is None, "the environment server exited early"
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1.0).status_code == 200:
-                return proc
-        except httpx.HTTPError:
-            pass
+        if healthy(f"http://127.0.0.1:{port}"):
+            return proc
         assert time.monotonic() < deadline, "the environment server did not become healthy"
         time.sleep(0.1)
 

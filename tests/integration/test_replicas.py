@@ -13,7 +13,7 @@ import pytest
 
 from memex.client import MemexEnv
 from memex.envkit.adapter import get_adapter
-from memex.envkit.servers import serve_command
+from memex.envkit.servers import healthy, serve_command
 from memex.evaluation.harness import policy_maker, run_grid
 from memex.openenv_server import replica_urls
 from memex.policies.heuristic import Heuristic
@@ -25,11 +25,8 @@ BOOT_TIMEOUT_S = 600.0  # three interpreters boot at once on a small shared mach
 def _healthy(url: str, timeout_s: float) -> bool:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
-        try:
-            if httpx.get(url + "/health", timeout=2).status_code == 200:
-                return True
-        except httpx.HTTPError:
-            pass
+        if healthy(url):
+            return True
         time.sleep(0.2)
     return False
 
