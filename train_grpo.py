@@ -25,8 +25,19 @@ Branch-point GRPO (one GRPO group per episode spec)
     let each sample its own action at s_t and continue with the current policy to the end.
     The group's rows are (prompt(s_t), action_g) for the reference and the forks: the same
     prompt, G sampled actions, and rewards from the G episodes those actions led to.
+    With `--max-turns 1` the branch point is always the first decision, so the G rollouts of a
+    group are played side by side in one batch instead of reference first, forks after.
     `--max-turns` caps model turns per episode below the environment's budget (for cheap runs);
     a capped episode is scored as the environment scores a timeout.
+
+Takeover (`--takeover-last N`)
+    The demonstrator (the heuristic investigator) plays each episode up to its last N actions
+    and the model takes over from that state: training (and the warm start's pairs) on the
+    decisions at the end of an investigation, such as the terminal decision itself (N = 1),
+    without the model first having to play the whole investigation. The prefix is the
+    demonstrator's own episode, computed once per spec in process and replayed on the session
+    (the environment is deterministic); its steps are part of every rollout's episode and
+    return, but never model turns.
 
 Rewards (each a TRL reward function; weights on the CLI, summed then normalised per group)
     format   the trained action's reply: 1 a valid tool call, 0.5 a call with an unknown tool or
@@ -126,6 +137,9 @@ class Rollout:
         engine.count("resets")
         self.episode = Episode(spec, "grpo", [obs], case=case)
         self.turns: list[Turn] = []
+        for action in engine.prefix(spec):  # --takeover-last: the demonstrator's steps
+            self.step(action, None)
+        self.prefix_len = len(self.episode.actions)
 
     @property
     def obs(self) -> Any:
@@ -136,12 +150,14 @@ class Rollout:
         cap = self.engine.max_turns
         return not self.episode.done and (cap is None or len(self.turns) < cap)
 
-    def step(self, action: Any, turn: Turn) -> None:
+    def step(self, action: Any, turn: Turn | None) -> None:
+        """Take one action: a model turn, or (turn None) a step of the demonstrator's prefix."""
         obs = self.session.step(action)
         self.engine.count("calls")
         self.episode.actions.append(action)
         self.episode.observations.append(obs)
-        self.turns.append(turn)
+        if turn is not None:
+            self.turns.append(turn)
 
     def finish(self) -> None:
         self.episode.state = self.session.state()
@@ -167,7 +183,8 @@ class RolloutEngine:
     def __init__(self, adapter: EnvAdapter, tokenizer: Any, *, env_url: str | None,
                  max_turns: int | None, compact: bool, max_prompt_chars: int | None,
                  max_prompt_tokens: int, seed: int, workers: int = 8,
-                 log_path: Path | None = None, curriculum: GroupCurriculum | None = None):
+                 log_path: Path | None = None, curriculum: GroupCurriculum | None = None,
+                 takeover_last: int | None = None):
         self.adapter = adapter
         self.tokenizer = tokenizer
         self.env_url = env_url
@@ -179,12 +196,23 @@ class RolloutEngine:
         self.pool = ThreadPoolExecutor(max_workers=workers)
         self.log_path = log_path
         self.curriculum = curriculum  # --curriculum plr: a GroupCurriculum
+        self.takeover_last = takeover_last
+        self._prefixes: dict[str, list[Any]] = {}
         self.counts = {"resets": 0, "calls": 0, "turns": 0, "valid_calls": 0, "episodes": 0,
                        "batches": 0}
         self.seconds = {"generate": 0.0, "environment": 0.0, "rollout": 0.0}
 
     def count(self, key: str, n: int = 1) -> None:
         self.counts[key] += n
+
+    def prefix(self, spec: EpisodeSpec) -> list[Any]:
+        """The actions the demonstrator takes before it hands over (`--takeover-last`)."""
+        if not self.takeover_last:
+            return []
+        if spec.key not in self._prefixes:
+            actions = demonstrator_episode(self.adapter, spec).actions
+            self._prefixes[spec.key] = actions[:max(0, len(actions) - self.takeover_last)]
+        return self._prefixes[spec.key]
 
     # -- prompts --
     def render(self, obs: Any, key: str) -> tuple[str, list[int]]:
@@ -233,9 +261,10 @@ class RolloutEngine:
             self.seconds["environment"] += time.perf_counter() - t0
 
     def fork(self, ref: Rollout, t: int) -> Rollout:
-        """A new rollout at the reference's decision t, by replaying its first t actions."""
+        """A new rollout at the reference's decision t, by replaying its first t model turns
+        (after the demonstrator's prefix, which the new rollout plays itself)."""
         fork = Rollout(self, ref.episode.spec, ref.episode.case)
-        for action in ref.episode.actions[:t]:
+        for action in ref.episode.actions[ref.prefix_len:ref.prefix_len + t]:
             fork.step(action, Turn(replayed=True))
         text, _ = self.render(fork.obs, ref.episode.spec.key)
         if text != ref.turns[t].prompt_text:
@@ -256,12 +285,26 @@ class RolloutEngine:
         specs = [EpisodeSpec.from_json(json.loads(prompts[g[0]])) for g in groups]
         if self.curriculum is not None:  # the buffer picks each group's level, not the dataset
             specs = [self.curriculum.next_spec() for _ in groups]
-        refs = [Rollout(self, s, self.adapter.case_for(s)) for s in specs]
-        self.advance(refs, trainer)
-        branch = [rng.randrange(len(r.turns)) for r in refs]
-        forks = [[self.fork(r, t) for _ in g[1:]] for r, t, g in zip(refs, branch, groups,
-                                                                     strict=True)]
-        self.advance([f for fs in forks for f in fs], trainer)
+        if self.max_turns == 1:
+            # One model turn per episode: the branch point can only be the first decision, so
+            # the reference and its forks start from the same state and play in one batch
+            # (a generation's cost is mostly its sequential decoding steps, not its width).
+            members = [[Rollout(self, s, self.adapter.case_for(s)) for _ in g]
+                       for s, g in zip(specs, groups, strict=True)]
+            self.advance([r for rs in members for r in rs], trainer)
+            for rs in members:
+                if len({r.turns[0].prompt_text for r in rs}) != 1:
+                    raise RuntimeError(f"{rs[0].episode.spec.key}: the same spec gave different "
+                                       "first prompts: the environment is not deterministic")
+            refs, forks = [rs[0] for rs in members], [rs[1:] for rs in members]
+            branch = [0] * len(refs)
+        else:
+            refs = [Rollout(self, s, self.adapter.case_for(s)) for s in specs]
+            self.advance(refs, trainer)
+            branch = [rng.randrange(len(r.turns)) for r in refs]
+            forks = [[self.fork(r, t) for _ in g[1:]] for r, t, g in zip(refs, branch, groups,
+                                                                         strict=True)]
+            self.advance([f for fs in forks for f in fs], trainer)
 
         out: dict[str, Any] = {"prompt_ids": [None] * len(prompts),
                                "completion_ids": [None] * len(prompts),
@@ -354,11 +397,22 @@ def load_model(args: argparse.Namespace, cuda: bool) -> tuple[Any, Any, str]:
 
 # ---- supervised warm start --------------------------------------------------------------------
 
+def demonstrator_episode(adapter: EnvAdapter, spec: EpisodeSpec) -> Episode:
+    """The demonstrator's (the heuristic investigator's) whole episode of `spec`, in process."""
+    session = adapter.open()
+    try:
+        return adapter.play(session, adapter.make_policy(adapter.demonstrator), spec)
+    finally:
+        session.close()
+
+
 def demonstrations(adapter: EnvAdapter, n: int, seed: int, tasks: list[str],
-                   difficulties: list[str], render: dict[str, Any], max_step: int | None = None
+                   difficulties: list[str], render: dict[str, Any], max_step: int | None = None,
+                   takeover_last: int | None = None
                    ) -> list[tuple[list[dict[str, str]], str]]:
     """n (prompt messages, target reply) pairs from the demonstrator's episodes on the train
-    split, sampled uniformly over its decisions — the first `max_step` of each episode when the
+    split, sampled uniformly over the decisions the model will make: from the takeover point
+    (the last `takeover_last` actions, when given; else the reset) for `max_step` turns when the
     rollouts are capped there, so the warm start covers the states GRPO will visit. Prompts use
     the training renderer."""
     rng = random.Random(f"warmstart|{seed}")
@@ -369,11 +423,10 @@ def demonstrations(adapter: EnvAdapter, n: int, seed: int, tasks: list[str],
         task = tasks[e % len(tasks)]
         difficulty = difficulties[(e // len(tasks)) % len(difficulties)]
         spec = adapter.grid("train", [task], [difficulty], 1, seed_offset=offset + e)[0]
-        session = adapter.open()
-        episode = adapter.play(session, adapter.make_policy(adapter.demonstrator), spec)
-        session.close()
-        for obs, action in list(zip(episode.observations, episode.actions,
-                                    strict=False))[:max_step]:
+        episode = demonstrator_episode(adapter, spec)
+        decisions = list(zip(episode.observations, episode.actions, strict=False))
+        start = max(0, len(decisions) - takeover_last) if takeover_last else 0
+        for obs, action in decisions[start:][:max_step]:
             pairs.append((adapter.messages(obs, spec.key, **render), adapter.action_text(action)))
         e += 1
     return rng.sample(pairs, min(n, len(pairs)))
@@ -527,6 +580,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="comma list (default: all of the environment's)")
     p.add_argument("--max-turns", type=int, default=None,
                    help="cap model turns per episode (scored as a timeout); default: env budget")
+    p.add_argument("--takeover-last", type=int, default=None, metavar="N",
+                   help="the demonstrator plays each episode up to its last N actions, then the "
+                        "model takes over (N=1: the model makes the terminal decision)")
     p.add_argument("--compact-prompt", action="store_true",
                    help="one-line tool signatures in the prompt (small models)")
     p.add_argument("--max-prompt-chars", type=int, default=None,
@@ -571,6 +627,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args.lora_alpha = args.lora_alpha or 2 * args.lora_r
     if args.max_turns is not None and args.max_turns < 1:
         p.error("--max-turns must be at least 1")
+    if args.takeover_last is not None and args.takeover_last < 1:
+        p.error("--takeover-last must be at least 1")
     return args
 
 
@@ -643,7 +701,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     engine = RolloutEngine(adapter, tokenizer, env_url=args.env_url, max_turns=args.max_turns,
                            compact=args.compact_prompt, max_prompt_chars=args.max_prompt_chars,
                            max_prompt_tokens=args.max_prompt_tokens, seed=args.seed,
-                           log_path=out / "rollouts.jsonl", curriculum=curriculum)
+                           log_path=out / "rollouts.jsonl", curriculum=curriculum,
+                           takeover_last=args.takeover_last)
     trainer = GRPOTrainer(model=model, reward_funcs=REWARD_FUNCS, args=config,
                           train_dataset=dataset, processing_class=tokenizer,
                           rollout_func=engine, callbacks=[metrics_callback(out)])
@@ -655,7 +714,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if args.sft_warmstart and resume is None:
         t0 = time.perf_counter()
         pairs = demonstrations(adapter, args.sft_warmstart, args.seed, _tasks(adapter, args),
-                               _difficulties(adapter, args), render, args.max_turns)
+                               _difficulties(adapter, args), render, args.max_turns,
+                               args.takeover_last)
         losses = warm_start(model, tokenizer, pairs, epochs=args.sft_epochs, lr=args.sft_lr,
                             max_tokens=args.max_prompt_tokens + args.max_completion_length)
         model.save_pretrained(out / "warmstart")
@@ -671,6 +731,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     summary = {
         "env": adapter.name, "env_url": args.env_url, "model": args.model, "backend": backend,
         "vllm": use_vllm, "device": "cuda" if cuda else "cpu", "resumed_from": resume,
+        "takeover_last": args.takeover_last,
         "global_step": trainer.state.global_step, "env_calls": engine.counts["calls"],
         "env_resets": engine.counts["resets"], "model_turns": engine.counts["turns"],
         "valid_tool_calls": engine.counts["valid_calls"],

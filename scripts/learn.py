@@ -52,13 +52,14 @@ from memex.inference import load_local_model
 # sized to fit 90 minutes on 2 cores even while other jobs load them (docs/training.md has the
 # measured wall time and load); `small` is a smoke test of the same pipeline.
 SIZES: dict[str, dict[str, Any]] = {
-    "small": {"tasks": "trade_based,pep_wealth", "max_turns": 1, "warmstart": 4,
-              "num_prompts": 2, "num_generations": 4, "test_episodes": 12,
-              "max_new_tokens": 36, "max_prompt_tokens": 128, "temperature": 1.0,
-              "lr": 1e-4},
-    "full": {"tasks": "trade_based,pep_wealth", "max_turns": 1, "warmstart": 16,
-             "num_prompts": 8, "num_generations": 6, "test_episodes": 200,
-             "max_new_tokens": 40, "max_prompt_tokens": 160, "temperature": 1.3, "lr": 5e-4},
+    "small": {"tasks": "trade_based,fair_trade", "takeover_last": 1, "max_turns": 1,
+              "warmstart": 8, "num_prompts": 2, "num_generations": 4, "groups_per_step": 2,
+              "test_episodes": 16, "max_new_tokens": 320, "max_prompt_tokens": 416,
+              "temperature": 0.7, "lr": 5e-4},
+    "full": {"tasks": "trade_based,fair_trade", "takeover_last": 1, "max_turns": 1,
+             "warmstart": 24, "num_prompts": 12, "num_generations": 4, "groups_per_step": 2,
+             "test_episodes": 200, "max_new_tokens": 320, "max_prompt_tokens": 416,
+             "temperature": 0.7, "lr": 5e-4},
 }
 MEASURES = (("return", "return"), ("decision_accuracy", "decision accuracy"),
             ("valid_call_rate", "valid tool-call rate"), ("page_faults", "page faults"),
@@ -111,7 +112,7 @@ def evaluate_model(path: Path, specs: list[EpisodeSpec], args: argparse.Namespac
     engine = train_grpo.RolloutEngine(
         adapter, tokenizer, env_url=None, max_turns=args.max_turns, compact=True,
         max_prompt_chars=args.max_prompt_chars, max_prompt_tokens=args.max_prompt_tokens,
-        seed=args.seed)
+        seed=args.seed, takeover_last=args.takeover_last)
     generator = GreedyGenerator(model, tokenizer, args.max_new_tokens, args.eval_batch)
     rows = []
     chunk = args.eval_batch
@@ -127,14 +128,18 @@ def evaluate_model(path: Path, specs: list[EpisodeSpec], args: argparse.Namespac
     return rows
 
 
-def evaluate_heuristic(adapter: EnvAdapter, specs: list[EpisodeSpec], max_turns: int
-                       ) -> list[dict[str, Any]]:
+def evaluate_heuristic(adapter: EnvAdapter, specs: list[EpisodeSpec], max_turns: int,
+                       takeover_last: int | None) -> list[dict[str, Any]]:
+    """The heuristic under the models' turn cap, counted from the takeover point."""
     rows = []
     for spec in specs:
-        session = adapter.open()
-        episode = adapter.play(session, adapter.make_policy("heuristic"), spec,
-                               max_steps=max_turns)
-        session.close()
+        episode = train_grpo.demonstrator_episode(adapter, spec)
+        prefix = max(0, len(episode.actions) - takeover_last) if takeover_last else 0
+        if len(episode.actions) > prefix + max_turns:
+            session = adapter.open()
+            episode = adapter.play(session, adapter.make_policy("heuristic"), spec,
+                                   max_steps=prefix + max_turns)
+            session.close()
         ret = episode.episode_return
         if not episode.done:
             ret += adapter.timeout_return(episode.case)
@@ -306,7 +311,8 @@ def train_control(args: argparse.Namespace, n: int) -> tuple[int, list[float]]:
     model, tokenizer = load_local_model(str(out / "grpo" / "warmstart"), trainable=True)
     render = {"tool_list": True, "compact": True, "max_chars": args.max_prompt_chars}
     pairs = train_grpo.demonstrations(adapter, n, args.seed + 1, args.tasks.split(","),
-                                      [args.difficulty], render, args.max_turns)
+                                      [args.difficulty], render, args.max_turns,
+                                      args.takeover_last)
     losses = train_grpo.warm_start(model, tokenizer, pairs, epochs=1, lr=args.sft_lr,
                                    max_tokens=args.max_prompt_tokens + args.max_new_tokens)
     model.save_pretrained(out / "control")
@@ -319,9 +325,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--tasks", default=None)
     p.add_argument("--difficulty", default="easy")
     p.add_argument("--max-turns", type=int, default=None)
+    p.add_argument("--takeover-last", type=int, default=None,
+                   help="the heuristic plays each episode up to its last N actions (0: none)")
     p.add_argument("--warmstart", type=int, default=None, help="warm-start pairs")
     p.add_argument("--num-prompts", type=int, default=None, help="GRPO groups (= steps)")
     p.add_argument("--num-generations", type=int, default=None, help="G")
+    p.add_argument("--groups-per-step", type=int, default=None,
+                   help="GRPO groups per optimizer step (one batched generation)")
     p.add_argument("--test-episodes", type=int, default=None, help="held-out test episodes")
     p.add_argument("--max-new-tokens", type=int, default=None)
     p.add_argument("--max-prompt-tokens", type=int, default=None)
@@ -329,7 +339,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--lr", type=float, default=None, help="GRPO learning rate")
     p.add_argument("--temperature", type=float, default=None, help="GRPO sampling temperature")
     p.add_argument("--sft-lr", type=float, default=1e-3, help="warm start and control")
-    p.add_argument("--eval-batch", type=int, default=16)
+    p.add_argument("--eval-batch", type=int, default=40)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="runs/learn")
     p.add_argument("--docs", default="docs/training", help="report and figures")
@@ -369,14 +379,15 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "--model", "smollm2-135m", "--tasks", args.tasks, "--difficulties", args.difficulty,
         "--max-turns", str(args.max_turns), "--num-prompts", str(args.num_prompts),
         "--num-generations", str(args.num_generations),
-        "--batch-size", str(args.num_generations), "--grad-accum", "1",
+        "--batch-size", str(args.num_generations * args.groups_per_step), "--grad-accum", "1",
         "--max-completion-length", str(args.max_new_tokens), "--lr", str(args.lr),
         "--temperature", str(args.temperature), "--sft-warmstart", str(args.warmstart),
         "--sft-epochs", "1",
         "--sft-lr", str(args.sft_lr), "--compact-prompt",
         "--max-prompt-chars", str(args.max_prompt_chars),
         "--max-prompt-tokens", str(args.max_prompt_tokens), "--save-steps", "100000",
-        "--seed", str(args.seed), "--output-dir", str(out / "grpo")]
+        "--seed", str(args.seed), "--output-dir", str(out / "grpo"),
+        *(["--takeover-last", str(args.takeover_last)] if args.takeover_last else [])]
     per_task = -(-args.test_episodes // len(tasks))  # alert kinds interleaved, seed by seed
     specs = [s for e in range(per_task) for s in adapter.grid(
         "test", tasks, [args.difficulty], 1, seed_offset=e)][:args.test_episodes]
@@ -408,9 +419,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             _save_rows(out, name, rows[name])
     timing["all (parallel)"] = round(time.perf_counter() - started, 1)
     stop.set()
-    if summary["global_step"] * args.num_generations != grpo_rows:
-        raise RuntimeError(f"GRPO trained {summary['global_step']} steps, not {args.num_prompts}")
-    rows["heuristic (reference)"] = evaluate_heuristic(adapter, specs, args.max_turns)
+    steps = -(-args.num_prompts // args.groups_per_step)
+    if summary["global_step"] != steps:
+        raise RuntimeError(f"GRPO trained {summary['global_step']} steps, not {steps}")
+    rows["heuristic (reference)"] = evaluate_heuristic(adapter, specs, args.max_turns,
+                                                       args.takeover_last)
     _save_rows(out, "heuristic (reference)", rows["heuristic (reference)"])
     (out / "run.json").write_text(json.dumps({
         "argv": args.argv, "episodes": len(specs), "timing": timing,
@@ -460,7 +473,11 @@ def report(args: argparse.Namespace) -> dict[str, Any]:
         "size": args.size, "episodes": run["episodes"],
         "command": ".venv/bin/python scripts/learn.py " + shlex.join(run["argv"]),
         "slice": (f"train/test split, difficulty {args.difficulty}, alert kinds "
-                  f"{', '.join(tasks)}, at most {args.max_turns} model turn(s) per episode "
+                  f"{', '.join(tasks)}, "
+                  + (f"the heuristic investigator plays each episode up to its last "
+                     f"{args.takeover_last} action(s), then the model takes over; "
+                     if args.takeover_last else "")
+                  + f"at most {args.max_turns} model turn(s) per episode "
                   f"(a capped episode is scored as a timeout); {run['episodes']} test episodes "
                   f"(seeds from {adapter.splits['test'].start}); prompts <= "
                   f"{args.max_prompt_tokens} tokens, replies <= {args.max_new_tokens} tokens"),
@@ -468,6 +485,7 @@ def report(args: argparse.Namespace) -> dict[str, Any]:
         "load": {k: round(v, 2) if isinstance(v, float) else v
                  for k, v in run.get("load", {}).items()},
         "grpo": {"steps": summary["global_step"], "groups": args.num_prompts,
+                 "groups per step": args.groups_per_step,
                  "G": args.num_generations, "rows": grpo_rows,
                  "warm-start pairs": summary["warm_start"].get("examples"),
                  "control pairs": pairs, "control last loss": losses[-1],

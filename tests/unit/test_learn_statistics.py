@@ -1,0 +1,56 @@
+"""scripts/learn.py's measurement, without a model: bootstrap intervals, paired differences,
+the zero-variance share TRL's logs imply, and the heuristic reference under the takeover."""
+
+from __future__ import annotations
+
+import csv
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.unit
+
+_SPEC = importlib.util.spec_from_file_location(
+    "learn", Path(__file__).resolve().parents[2] / "scripts" / "learn.py")
+learn = importlib.util.module_from_spec(_SPEC)
+sys.modules["learn"] = learn  # its dataclasses look their module up
+_SPEC.loader.exec_module(learn)
+
+
+def test_interval_brackets_the_mean_and_skips_undefined_values():
+    cell = learn.interval([0.0, 1.0] * 50 + [None] * 7)
+    assert cell["n"] == 100 and cell["mean"] == 0.5
+    assert 0.35 < cell["lo"] < 0.5 < cell["hi"] < 0.65
+    assert learn.interval([None, None]) == {"n": 0, "mean": None, "lo": None, "hi": None}
+    assert learn.interval([0.3, 0.3]) == {"n": 2, "mean": 0.3, "lo": 0.3, "hi": 0.3}
+
+
+def test_paired_difference_matches_episodes_by_key():
+    a = [{"key": "x", "m": 1.0}, {"key": "y", "m": 0.0}, {"key": "z", "m": None}]
+    b = [{"key": "y", "m": 0.0}, {"key": "x", "m": 0.0}, {"key": "z", "m": 1.0}]
+    d = learn.paired_difference(a, b, "m")
+    assert d["n"] == 2 and d["mean"] == 0.5
+
+
+def test_zero_variance_share_counts_equal_reward_steps(tmp_path):
+    path = tmp_path / "metrics.csv"
+    with path.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=["step", "reward_std", "frac_reward_zero_std"])
+        w.writeheader()
+        w.writerows([{"step": 1, "reward_std": 0.4, "frac_reward_zero_std": 0.0},
+                     {"step": 2, "reward_std": 1e-9, "frac_reward_zero_std": 0.0},  # float noise
+                     {"step": 3, "reward_std": 0.2, "frac_reward_zero_std": 0.5}])
+    assert learn.zero_variance(path) == [(1.0, 0.0), (2.0, 1.0), (3.0, 0.5)]
+
+
+def test_heuristic_reference_plays_whole_episodes_under_a_decision_takeover():
+    adapter = learn.get_adapter("memex")
+    specs = adapter.grid("test", ["trade_based", "fair_trade"], ["easy"], 1)
+    decided = learn.evaluate_heuristic(adapter, specs, max_turns=1, takeover_last=1)
+    assert [r["decision_accuracy"] for r in decided] == [1.0, 1.0]
+    capped = learn.evaluate_heuristic(adapter, specs, max_turns=1, takeover_last=None)
+    assert [r["turns"] for r in capped] == [1, 1] and [r["outcome"] for r in capped] == [
+        "unfinished", "unfinished"]
+    assert all(c["return"] < d["return"] for c, d in zip(capped, decided, strict=True))
