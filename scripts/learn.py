@@ -36,6 +36,7 @@ import shutil
 import sys
 import threading
 import time
+from collections import Counter
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from multiprocessing import get_context
@@ -187,6 +188,19 @@ def paired_difference(a: list[dict[str, Any]], b: list[dict[str, Any]], key: str
     return interval(diffs)
 
 
+def by_kind(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Per alert kind (the first field of the episode key): decision accuracy with its
+    interval, the valid tool-call rate and how the episodes ended."""
+    kinds: dict[str, list[dict[str, Any]]] = {}
+    for r in rows:
+        kinds.setdefault(r["key"].split("-")[0], []).append(r)
+    return {kind: {"n": len(rs),
+                   "decision_accuracy": interval([r["decision_accuracy"] for r in rs]),
+                   "valid_call_rate": interval([r["valid_call_rate"] for r in rs]),
+                   "outcomes": dict(sorted(Counter(r["outcome"] for r in rs).items()))}
+            for kind, rs in kinds.items()}
+
+
 # ---- figures ----------------------------------------------------------------------------------
 
 def zero_variance(csv_path: Path) -> list[tuple[float, float]]:
@@ -276,6 +290,15 @@ def results_markdown(results: dict[str, Any], figure_dir: str = "") -> str:
               "|---|" + "---|" * len(MEASURES)]
     for name, cells in diffs.items():
         lines.append(f"| {name} | " + " | ".join(_fmt(cells[k]) for k, _ in MEASURES) + " |")
+    if results.get("by_kind"):
+        lines += ["", "By alert kind:", "",
+                  "| model | alert kind | n | decision accuracy | valid tool-call rate | "
+                  "outcomes |", "|---|---|---|---|---|---|"]
+        for name, kinds in results["by_kind"].items():
+            for kind, c in kinds.items():
+                ends = ", ".join(f"{k} {v}" for k, v in c["outcomes"].items())
+                lines.append(f"| {name} | {kind} | {c['n']} | {_fmt(c['decision_accuracy'])} | "
+                             f"{_fmt(c['valid_call_rate'])} | {ends} |")
     t = results["timing"]
     lines += ["", "GRPO: " + ", ".join(f"{k} {v}" for k, v in results["grpo"].items()), "",
               "Wall time (s): " + ", ".join(f"{k} {v}" for k, v in t.items()), ""]
@@ -482,6 +505,7 @@ def report(args: argparse.Namespace) -> dict[str, Any]:
                   f"(seeds from {adapter.splits['test'].start}); prompts <= "
                   f"{args.max_prompt_tokens} tokens, replies <= {args.max_new_tokens} tokens"),
         "table": table, "differences": differences, "timing": timing, "figures": figures,
+        "by_kind": {name: by_kind(rs) for name, rs in rows.items()},
         "load": {k: round(v, 2) if isinstance(v, float) else v
                  for k, v in run.get("load", {}).items()},
         "grpo": {"steps": summary["global_step"], "groups": args.num_prompts,

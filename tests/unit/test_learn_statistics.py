@@ -54,3 +54,17 @@ def test_heuristic_reference_plays_whole_episodes_under_a_decision_takeover():
     assert [r["turns"] for r in capped] == [1, 1] and [r["outcome"] for r in capped] == [
         "unfinished", "unfinished"]
     assert all(c["return"] < d["return"] for c, d in zip(capped, decided, strict=True))
+
+
+def test_by_kind_splits_episodes_by_the_key_kind():
+    rows = [{"key": "trade_based-easy-1-r0", "decision_accuracy": 1.0, "valid_call_rate": 1.0,
+             "outcome": "TP"},
+            {"key": "trade_based-easy-2-r0", "decision_accuracy": 0.0, "valid_call_rate": 0.0,
+             "outcome": "unfinished"},
+            {"key": "fair_trade-easy-1-r0", "decision_accuracy": 1.0, "valid_call_rate": 1.0,
+             "outcome": "TN"}]
+    kinds = learn.by_kind(rows)
+    assert kinds["trade_based"]["n"] == 2
+    assert kinds["trade_based"]["decision_accuracy"]["mean"] == 0.5
+    assert kinds["trade_based"]["outcomes"] == {"TP": 1, "unfinished": 1}
+    assert kinds["fair_trade"]["outcomes"] == {"TN": 1}
