@@ -8,7 +8,9 @@ importing the models is cheap.
 
 An observation carries the tool's result or a typed error, the step's reward and its breakdown,
 OS events, and the `context` view — kernel sections, RAM pages and disk notes — that a harness
-can build its prompt from. Nothing here carries ground truth.
+can build its prompt from. Nothing here carries ground truth. The environment builds
+observations with `Model.trusted(**fields)` (`envkit.trusted`): it passes exactly the values
+validation would produce, so validating them every step would only cost time.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from typing import Any, Literal
 
 from openenv.core.env_server.types import Action, Observation, State
 from pydantic import BaseModel, Field
+
+from memex.envkit.trusted import Trusted
 
 TOOL_NAMES: tuple[str, ...] = (
     "review_alert", "get_customer_profile", "query_transactions", "check_watchlist",
@@ -45,7 +49,7 @@ class ToolError(BaseModel):
     message: str
 
 
-class PageView(BaseModel):
+class PageView(Trusted, BaseModel):
     page_id: int
     step: int
     tool: str
@@ -54,20 +58,20 @@ class PageView(BaseModel):
     ids: list[str] = Field(description="Case IDs this page revealed (resident while in RAM).")
 
 
-class NoteView(BaseModel):
+class NoteView(Trusted, BaseModel):
     note_id: int
     step: int
     text: str
     ids: list[str]
 
 
-class SectionView(BaseModel):
+class SectionView(Trusted, BaseModel):
     section_id: str
     title: str
     text: str
 
 
-class JobView(BaseModel):
+class JobView(Trusted, BaseModel):
     job_id: str
     transaction_id: str
     requested_step: int
@@ -75,7 +79,7 @@ class JobView(BaseModel):
     status: Literal["pending", "ready", "retrieved"]
 
 
-class ContextView(BaseModel):
+class ContextView(Trusted, BaseModel):
     """The agent's bounded memory: what a prompt built from `context` alone contains."""
 
     kernel: list[SectionView] = Field(default_factory=list)
@@ -86,7 +90,7 @@ class ContextView(BaseModel):
     kernel_capacity: int = 3
 
 
-class MemexObservation(Observation):
+class MemexObservation(Trusted, Observation):
     """What the agent sees after each action (and after reset, where `tool` is None and the
     alert is the first RAM page)."""
 

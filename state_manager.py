@@ -15,8 +15,9 @@ the kernel. Pure bookkeeping: it knows IDs, pages and steps, never ground truth.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 DEFAULT_RAM_PAGES = 2
 DEFAULT_KERNEL_CAPACITY = 3
@@ -27,8 +28,9 @@ MAX_NOTES = 64
 MAX_NOTE_CHARS = 2_000
 
 
-@dataclass(frozen=True)
-class Page:
+# Pages and notes never change once made: immutable records (a named tuple is built several
+# times faster than a frozen dataclass, and one is built every step).
+class Page(NamedTuple):
     page_id: int
     step: int
     tool: str
@@ -37,8 +39,7 @@ class Page:
     ids: frozenset[str]
 
 
-@dataclass(frozen=True)
-class Note:
+class Note(NamedTuple):
     note_id: int
     step: int
     text: str
@@ -90,12 +91,13 @@ class OSState:
             ids |= page.ids
         return ids
 
-    def classify(self, ids: list[str]) -> tuple[list[str], list[str]]:
-        """Split referenced IDs into (never seen, seen but not resident = page faults)."""
-        unknown = [i for i in ids if i not in self.seen]
-        resident = self.resident()
-        faults = [i for i in ids if i in self.seen and i not in resident]
-        return unknown, faults
+    def faults(self, ids: Iterable[str]) -> list[str]:
+        """The referenced IDs that were seen but are no longer resident: page faults."""
+        return [i for i in ids if i in self.seen and not self._is_resident(i)]
+
+    def _is_resident(self, identifier: str) -> bool:
+        return identifier in self.alert_ids or identifier in self._disk_ids or any(
+            identifier in page.ids for page in self.ram)
 
     # ---- RAM ----------------------------------------------------------------------------
     def add_page(self, tool: str, arguments: dict[str, Any], content: Any,

@@ -16,6 +16,7 @@ terminal score alone, in [-1, 1] (see `graders.terminal`).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 ACTION_COST = -0.005
@@ -34,14 +35,24 @@ class StepEvents:
     async_timeout: bool = False
 
     def reward(self) -> tuple[float, dict[str, float]]:
-        parts = {"action_cost": ACTION_COST}
-        if self.invalid:
-            parts["invalid_action"] = INVALID_ACTION_PENALTY
-        if self.redundant:
-            parts["redundant_call"] = REDUNDANT_CALL_PENALTY
-        if self.page_faults:
-            parts["page_fault"] = PAGE_FAULT_PENALTY * min(self.page_faults,
-                                                          MAX_PAGE_FAULTS_CHARGED)
-        if self.async_timeout:
-            parts["async_timeout"] = ASYNC_TIMEOUT_PENALTY
-        return round(sum(parts.values()), 6), parts
+        """The step's reward and its parts (a new dict, the caller's own)."""
+        reward, parts = _reward(self.invalid, self.redundant, self.page_faults, self.async_timeout)
+        return reward, dict(parts)
+
+
+# Memoised: a step's reward is a pure function of a few flags and a count (at most the IDs one
+# call can name), and computing it (rounding the sum) cost more than the rest of the step's
+# bookkeeping.
+@functools.cache
+def _reward(invalid: bool, redundant: bool, page_faults: int,
+            async_timeout: bool) -> tuple[float, tuple[tuple[str, float], ...]]:
+    parts = {"action_cost": ACTION_COST}
+    if invalid:
+        parts["invalid_action"] = INVALID_ACTION_PENALTY
+    if redundant:
+        parts["redundant_call"] = REDUNDANT_CALL_PENALTY
+    if page_faults:
+        parts["page_fault"] = PAGE_FAULT_PENALTY * min(page_faults, MAX_PAGE_FAULTS_CHARGED)
+    if async_timeout:
+        parts["async_timeout"] = ASYNC_TIMEOUT_PENALTY
+    return round(sum(parts.values()), 6), tuple(parts.items())

@@ -7,6 +7,7 @@ are random per case (`scenarios.builder`), unique within it.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Set as AbstractSet
 
 # Prefix -> the kind of record it names.
@@ -44,7 +45,9 @@ def record_type(identifier: str) -> str | None:
 # An ID inside text ends in "-" and the hex digits: a pattern that starts with a literal is
 # searched fast, where ID_PATTERN's leading alternation is tried at every position.
 _ID_TAIL = re.compile(rf"-[0-9A-F]{{{ID_DIGITS}}}\b")
-_PREFIX_LENGTHS = sorted({len(p) for p in PREFIXES})
+# The prefix lengths to try before a tail, the most common first. No prefix ends with another
+# (the test suite checks), so at most one length can name a known ID before a given tail.
+_PREFIX_LENGTHS = tuple(n for n, _ in Counter(len(p) for p in PREFIXES).most_common())
 
 
 def known_ids_in(text: str, known: AbstractSet[str]) -> set[str]:
@@ -56,7 +59,8 @@ def known_ids_in(text: str, known: AbstractSet[str]) -> set[str]:
         start, end = m.span()
         for n in _PREFIX_LENGTHS:
             begin = start - n
-            if begin >= 0 and text[begin:end] in known and (
-                    begin == 0 or not (text[begin - 1].isalnum() or text[begin - 1] == "_")):
-                found.add(text[begin:end])
+            if begin >= 0 and (candidate := text[begin:end]) in known:
+                if begin == 0 or not ((c := text[begin - 1]).isalnum() or c == "_"):
+                    found.add(candidate)
+                break
     return found

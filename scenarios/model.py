@@ -12,10 +12,11 @@ generated case cannot be mutated after the fact.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any, ClassVar, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from memex.envkit.trusted import Trusted
 
 Difficulty = Literal["easy", "medium", "hard"]
 DIFFICULTIES: tuple[Difficulty, ...] = ("easy", "medium", "hard")
@@ -26,52 +27,12 @@ WatchlistName = Literal["sanctions", "pep", "adverse_media"]
 TradeDocKind = Literal["invoice", "customs_declaration", "bill_of_lading"]
 
 
-class Frozen(BaseModel):
+class Frozen(Trusted, BaseModel):
+    """A frozen case record. The generator builds records with `Model.trusted(**fields)`
+    (`envkit.trusted`): it writes ~150 per case from values it has already typed, and
+    `tests/unit/test_generation_golden.py` validates generated cases through the models."""
+
     model_config = ConfigDict(frozen=True, extra="forbid")
-
-    # `Model.trusted(**fields)`: the instance validation would build, built without validation
-    # (see `_trusted_constructor`); set on every subclass.
-    trusted: ClassVar[Callable[..., Any]]
-
-    @classmethod
-    def __pydantic_init_subclass__(cls, **kwargs: Any) -> None:
-        super().__pydantic_init_subclass__(**kwargs)
-        cls.trusted = staticmethod(_trusted_constructor(cls))
-
-
-def _trusted_constructor(cls: type[Frozen]) -> Callable[..., Any]:
-    """A constructor of `cls` that skips validation, for the generator.
-
-    The generator (`scenarios.builder`) writes ~150 records per case from values it has
-    already typed (floats as floats, tuples as tuples, nested records as models); validating
-    them took about a third of generation time, and pydantic's `model_construct` is slower
-    than validation. Like a dataclass `__init__`, the constructor is generated from the
-    fields: keyword-only parameters, required fields without a default, so an unknown or
-    missing field is a `TypeError`. It sets the
-    instance's dict in declaration order (the serialised field order) and marks every field
-    set, with one set per model: instances are frozen, and pydantic copies the set before it
-    changes one (`model_copy`). Types are not checked: `tests/unit/test_generation_golden.py`
-    validates generated cases through the models.
-    """
-    fields = cls.model_fields
-    defaults = {name: f.get_default(call_default_factory=True)
-                for name, f in fields.items() if not f.is_required()}
-    params = ", ".join(f"{name}=_defaults[{name!r}]" if name in defaults else name
-                       for name in fields)
-    values = ", ".join(f"{name!r}: {name}" for name in fields)
-    source = (f"def trusted(*, {params}):\n"
-              f"    obj = _new(_cls)\n"
-              f"    _set(obj, '__dict__', {{{values}}})\n"
-              f"    _set(obj, '__pydantic_fields_set__', _names)\n"
-              f"    _set(obj, '__pydantic_extra__', None)\n"
-              f"    _set(obj, '__pydantic_private__', None)\n"
-              f"    return obj\n")
-    namespace = {"_cls": cls, "_defaults": defaults, "_names": set(fields),
-                 "_new": object.__new__, "_set": object.__setattr__}
-    exec(source, namespace)  # the source is built above from the field names only
-    trusted = namespace["trusted"]
-    trusted.__qualname__ = f"{cls.__name__}.trusted"
-    return trusted
 
 
 class PepRole(Frozen):

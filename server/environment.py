@@ -38,15 +38,16 @@ import hashlib
 import json
 import random
 import time
-from collections import Counter
+from collections import Counter, deque
 from typing import Any
 
 import orjson
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import EnvironmentMetadata
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from memex.adversary.splits import resolve as resolve_split_entry
+from memex.envkit.declarations import ToolSpec
 from memex.envkit.errors import CodedError, validation_message
 from memex.envkit.guards import run_step
 from memex.graders.decision import Decision
@@ -77,17 +78,42 @@ from memex.state_manager import (
     ASYNC_ETA_STEPS,
     DEFAULT_KERNEL_CAPACITY,
     DEFAULT_RAM_PAGES,
+    Job,
     Note,
     OSState,
+    Page,
 )
 
 _SYSTEM_RNG = random.SystemRandom()
 
 
+# A call's key is the call itself up to this many bytes, and a digest beyond (a long note).
+MAX_RAW_CALL_KEY_BYTES = 64
+
+
+def _call_key(tool: str, args: BaseModel) -> bytes:
+    """A call's identity for the redundancy check: the tool and its typed arguments as JSON, in
+    field order, so equal calls give equal keys. A short call is its own key; a longer one is
+    a 16-byte digest (after a zero byte, which no call starts with), so a call costs bounded
+    memory, and most calls are not hashed (the hash's code is big, and cold once a step).
+
+    The JSON is `model_dump_json`'s, from orjson, which gives the same bytes for plain fields
+    (the test suite checks) and runs warm (the step dumps the result with it too); pydantic's
+    serializer dumps what orjson cannot (an int beyond 64 bits, a SAR's findings)."""
+    try:
+        dumped = orjson.dumps(vars(args))
+    except orjson.JSONEncodeError:
+        dumped = args.__pydantic_serializer__.to_json(args)
+    call = tool.encode() + b"\n" + dumped
+    if len(call) <= MAX_RAW_CALL_KEY_BYTES:
+        return call
+    return b"\0" + hashlib.blake2b(call, digest_size=16).digest()
+
+
 @functools.cache
 def _section_view(section_id: str) -> SectionView:
-    return SectionView(section_id=section_id, title=SECTIONS[section_id].title,
-                       text=SECTIONS[section_id].text)
+    return SectionView.trusted(section_id=section_id, title=SECTIONS[section_id].title,
+                               text=SECTIONS[section_id].text)
 
 
 class MemexEnvironment(Environment[MemexAction, MemexObservation, MemexState]):
@@ -133,10 +159,11 @@ class MemexEnvironment(Environment[MemexAction, MemexObservation, MemexState]):
         self._episode_id = episode_id
         self._counts = Counter()
         self._decision = None
-        self._pages: dict[int, PageView] = {}
+        # The views of the pages in RAM, in RAM order: a deque as long as RAM, appended with it.
+        self._ram_views: deque[PageView] = deque(maxlen=os.ram_pages)
         self._notes: dict[int, NoteView] = {}
         alert = self._toolkit.review_alert()
-        self._os.add_page("review_alert", {}, alert, self._revealed(alert))
+        self._page_in("review_alert", {}, alert)
         return self._observe(tool=None, result=alert, reward=None, events=[], parts={})
 
     def _eta_for(self, transaction_id: str) -> int:
@@ -183,24 +210,17 @@ class MemexEnvironment(Environment[MemexAction, MemexObservation, MemexState]):
                 raise CodedError("unknown_tool", f"unknown tool {tool!r}; tools: "
                                                  f"{', '.join(TOOLS)}")
             try:
-                args = spec.args_model.model_validate(action.arguments)
+                # The validator itself: `model_validate` wraps it in a dozen keywords a call.
+                args = spec.args_model.__pydantic_validator__.validate_python(action.arguments)
             except ValidationError as exc:
                 raise CodedError("invalid_arguments", validation_message(exc)) from None
             kwargs = vars(args)  # the validated fields (read only)
-            refs = {name: kwargs[name] for name in spec.refs if kwargs[name] is not None}
-            if tool == "write_to_case_file":
-                ids = set(ID_PATTERN.findall(kwargs["note"])) | set(kwargs["evidence_ids"] or ())
-                refs = {f"id {i}": i for i in sorted(ids)}
-            for name, value in refs.items():
-                self._check_ref(value, spec.refs.get(name))
-            _, faults = os.classify(list(refs.values()))
+            faults = os.faults(self._checked_refs(tool, spec, kwargs))
             if faults:
                 ev.page_faults = len(faults)
                 self._counts["page_faults"] += len(faults)
                 events += [f"page fault: {i} was no longer resident" for i in faults]
-            # Typed arguments dump in field order, so equal calls give equal keys.
-            key = hashlib.blake2b(f"{tool}\n{args.model_dump_json()}".encode("utf-8", "replace"),
-                                  digest_size=16).digest()
+            key = _call_key(tool, args)
             if spec.category != "terminal" and key in self._calls:
                 ev.redundant = True
                 self._counts["redundant_calls"] += 1
@@ -213,7 +233,7 @@ class MemexEnvironment(Environment[MemexAction, MemexObservation, MemexState]):
                                  f"step deadline ({timeout_s:g} s); its result was dropped")
             result = out
             self._calls.add(key)
-        except CodedError as exc:
+        except CodedError as exc:  # validated: the code must be one the wire declares
             error = ToolError(code=exc.code, message=str(exc))
             if isinstance(exc, ToolInputError) and exc.code == "not_ready":
                 ev.async_timeout = True
@@ -231,7 +251,7 @@ class MemexEnvironment(Environment[MemexAction, MemexObservation, MemexState]):
             return self._finish(tool, {"decision": result.action, "score": score.total}, score,
                                 events, result.action)
         if result is not None:
-            _, evicted = os.add_page(tool, action.arguments, result, self._revealed(result))
+            evicted = self._page_in(tool, action.arguments, result)
             if evicted is not None:
                 events.append(f"page {evicted.page_id} ({evicted.tool}) evicted from RAM")
         for job in os.newly_ready():
@@ -258,12 +278,25 @@ class MemexEnvironment(Environment[MemexAction, MemexObservation, MemexState]):
                          **kwargs: Any) -> MemexObservation:
         return await run_step(self.step, action, timeout_s or self.step_deadline_s)
 
-    def _check_ref(self, value: str, record_types: tuple[str, ...] | None) -> None:
-        if value not in self._os.seen:
-            raise CodedError("unknown_id", f"unknown id {value!r}")
-        if record_types and record_type(value) not in record_types:
-            raise CodedError("wrong_id_type",
-                             f"{value!r} is a {record_type(value)}, not a {record_types[0]}")
+    def _checked_refs(self, tool: str, spec: ToolSpec, kwargs: dict[str, Any]) -> list[str]:
+        """The case IDs a call names, each checked in turn: revealed to the agent (else
+        `unknown_id`, whether or not it exists) and of a record type its parameter takes."""
+        if tool == "write_to_case_file":  # every ID in the note's text and its evidence list
+            ids = set(ID_PATTERN.findall(kwargs["note"])) | set(kwargs["evidence_ids"] or ())
+            named = [(i, ()) for i in sorted(ids)]
+        else:
+            named = [(kwargs[name], types) for name, types in spec.refs.items()]
+        refs = []
+        for value, types in named:
+            if value is None:  # an optional reference not given
+                continue
+            if value not in self._os.seen:
+                raise CodedError("unknown_id", f"unknown id {value!r}")
+            if types and record_type(value) not in types:
+                raise CodedError("wrong_id_type",
+                                 f"{value!r} is a {record_type(value)}, not a {types[0]}")
+            refs.append(value)
+        return refs
 
     def _finish(self, tool: str, result: Any, score: TerminalScore, events: list[str],
                 decision: str, error: ToolError | None = None) -> MemexObservation:
@@ -287,41 +320,43 @@ class MemexEnvironment(Environment[MemexAction, MemexObservation, MemexState]):
             text = json.dumps(content)
         return frozenset(known_ids_in(text, self._ix.ids))
 
-    def _context(self) -> ContextView:
-        # Pages, notes and sections never change once made, so their views are built once.
-        os = self._os
-        for p in os.ram:
-            if p.page_id not in self._pages:
-                self._pages[p.page_id] = PageView(
-                    page_id=p.page_id, step=p.step, tool=p.tool, arguments=p.arguments,
-                    content=p.content, ids=sorted(p.ids))
-        if len(self._pages) > len(os.ram):  # drop views of pages evicted from RAM
-            resident = {p.page_id for p in os.ram}
-            self._pages = {k: v for k, v in self._pages.items() if k in resident}
-        return ContextView(
-            kernel=[_section_view(s) for s in os.kernel],
-            ram=[self._pages[p.page_id] for p in os.ram],
-            disk=[self._note_view(n) for n in os.disk],
-            jobs=[JobView(job_id=j.job_id, transaction_id=j.transaction_id,
-                                          requested_step=j.requested_step,
-                                          ready_at_step=j.ready_at_step,
-                                          status=j.status(os.step)) for j in os.jobs.values()],
-            ram_capacity=os.ram_pages, kernel_capacity=os.kernel_capacity)
+    def _page_in(self, tool: str, arguments: dict[str, Any], content: Any) -> Page | None:
+        """Put a tool result in RAM, with its view; returns the page it evicted, if any."""
+        page, evicted = self._os.add_page(tool, arguments, content, self._revealed(content))
+        # A page never changes, so its view is built once, as validation would build it: the
+        # arguments copied, the IDs sorted into a new list.
+        self._ram_views.append(PageView.trusted(
+            page_id=page.page_id, step=page.step, tool=tool, arguments=dict(arguments),
+            content=content, ids=sorted(page.ids)))
+        return evicted
 
     def _note_view(self, note: Note) -> NoteView:
-        view = self._notes.get(note.note_id)
+        view = self._notes.get(note.note_id)  # a note never changes either
         if view is None:
-            view = self._notes[note.note_id] = NoteView(
+            view = self._notes[note.note_id] = NoteView.trusted(
                 note_id=note.note_id, step=note.step, text=note.text, ids=sorted(note.ids))
         return view
+
+    def _job_view(self, job: Job) -> JobView:
+        return JobView.trusted(job_id=job.job_id, transaction_id=job.transaction_id,
+                               requested_step=job.requested_step,
+                               ready_at_step=job.ready_at_step, status=job.status(self._os.step))
 
     def _observe(self, tool: str | None, result: Any, reward: float | None, events: list[str],
                  parts: dict[str, float], error: ToolError | None = None, done: bool = False,
                  metadata: dict[str, Any] | None = None) -> MemexObservation:
-        return MemexObservation(
-            tool=tool, result=result, error=error, events=events, context=self._context(),
-            step=self._os.step, step_budget=self._ix.case.step_budget, reward=reward, done=done,
-            reward_breakdown=parts, metadata=metadata or {})
+        # Every value is already of its field's type, and `events`, `parts` and `metadata` are
+        # this step's own (validation would have copied them).
+        os = self._os
+        context = ContextView.trusted(
+            kernel=list(map(_section_view, os.kernel)), ram=list(self._ram_views),
+            disk=list(map(self._note_view, os.disk)),
+            jobs=list(map(self._job_view, os.jobs.values())), ram_capacity=os.ram_pages,
+            kernel_capacity=os.kernel_capacity)
+        return MemexObservation.trusted(
+            done=done, reward=reward, metadata=metadata or {}, tool=tool, result=result,
+            error=error, events=events, context=context, step=os.step,
+            step_budget=self._ix.case.step_budget, reward_breakdown=parts)
 
     def _error_only(self, code: str, message: str) -> MemexObservation:
         return MemexObservation(error=ToolError(code=code, message=message), reward=0.0,

@@ -22,7 +22,7 @@ from typing import Annotated, Any, Literal
 
 import bm25s
 import Stemmer
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from memex.envkit.declarations import Ref, ToolSpec, declare, prompt_list
 from memex.envkit.errors import CodedError
@@ -51,7 +51,14 @@ class ToolInputError(CodedError):
 
 
 def _compact(d: dict[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in d.items() if v is not None and v != () and v != []}
+    """`d` without its None values and empty lists and tuples (other falsy values are facts)."""
+    return {k: v for k, v in d.items() if v is not None and (v or not isinstance(v, (list, tuple)))}
+
+
+def _dump(record: BaseModel, **options: Any) -> dict[str, Any]:
+    """`record.model_dump(**options)`, asked of the serializer directly: pydantic's wrapper
+    handles a dozen keywords on every call, which costs more than dumping a small record."""
+    return record.__pydantic_serializer__.to_python(record, **options)
 
 
 def _norm_name(name: str) -> str:
@@ -72,20 +79,30 @@ class _Manual:
         self.retriever.index(tokens, show_progress=False)
 
     def search(self, query: str, k: int) -> list[tuple[str, float]]:
-        return list(self._ranked(query, k))
-
-    @functools.lru_cache(maxsize=1024)  # noqa: B019 - one instance; a pure function of the query
-    def _ranked(self, query: str, k: int) -> tuple[tuple[str, float], ...]:
+        """The best `k` sections with a positive score, best first: (section id, score)."""
         tokens = bm25s.tokenize([query], stopwords="en", stemmer=self.stemmer,
                                 show_progress=False)
         if not len(tokens.ids[0]):  # no content word (an id of 0 is a real token)
-            return ()
+            return []
         docs, scores = self.retriever.retrieve(tokens, k=k, show_progress=False)
-        return tuple((self.ids[int(d)], float(s)) for d, s in zip(docs[0], scores[0], strict=True)
-                     if s > 0)
+        return [(self.ids[int(d)], float(s)) for d, s in zip(docs[0], scores[0], strict=True)
+                if s > 0]
 
 
 MANUAL = _Manual()
+MANUAL_HITS = 5
+SNIPPET_CHARS = 180
+_SNIPPETS = {sid: s.text[:SNIPPET_CHARS] + ("..." if len(s.text) > SNIPPET_CHARS else "")
+             for sid, s in SECTIONS.items()}
+
+
+@functools.lru_cache(maxsize=1024)
+def _manual_hits(query: str) -> tuple[tuple[str, str, str, float], ...]:
+    """`search_compliance_manual`'s hits for `query` — (section id, title, snippet, score),
+    best first — memoised: a pure function of the query, and a BM25 search costs more than a
+    whole step."""
+    return tuple((sid, SECTIONS[sid].title, _SNIPPETS[sid], round(score, 3))
+                 for sid, score in MANUAL.search(query, k=MANUAL_HITS))
 
 
 class Toolkit:
@@ -98,9 +115,10 @@ class Toolkit:
         self._eta_for = eta_for
 
     @functools.cached_property
-    def _watchlist(self) -> list[tuple[Any, str, frozenset[str]]]:
-        """Each watchlist entry with its normalised name and that name's tokens."""
-        return [(w, name, frozenset(name.split()))
+    def _watchlist(self) -> list[tuple[Any, frozenset[str], difflib.SequenceMatcher]]:
+        """Each watchlist entry with its normalised name's tokens and a matcher against that
+        name (a matcher indexes its second sequence once, for every query compared to it)."""
+        return [(w, frozenset(name.split()), difflib.SequenceMatcher(None, "", name))
                 for w in self.ix.case.watchlist for name in (_norm_name(w.name),)]
 
     # ---- views ----------------------------------------------------------------------------
@@ -119,9 +137,17 @@ class Toolkit:
                         from_party_id=self.ix.owner_id(t.from_account), to_account=t.to_account,
                         to_party=self.ix.owner_name(t.to_account),
                         to_party_id=self.ix.owner_id(t.to_account))
-        line.update(_compact({"memo": t.memo or None, "branch": t.branch,
-                              "conducted_by": t.conducted_by, "reference": t.reference,
-                              "ctr_filed": t.ctr_filed or None}))
+        # The optional facts, only where there is one (a ledger holds many lines).
+        if t.memo:
+            line["memo"] = t.memo
+        if t.branch is not None:
+            line["branch"] = t.branch
+        if t.conducted_by is not None:
+            line["conducted_by"] = t.conducted_by
+        if t.reference is not None:
+            line["reference"] = t.reference
+        if t.ctr_filed:
+            line["ctr_filed"] = True
         return line
 
     def _entity_brief(self, entity_id: str) -> dict[str, Any]:
@@ -138,7 +164,7 @@ class Toolkit:
         """
         a = self.ix.case.alert
         return {
-            "alert_id": a.id, "rule": a.rule.model_dump(), "raised_on": a.raised_on,
+            "alert_id": a.id, "rule": _dump(a.rule), "raised_on": a.raised_on,
             "subject": self._entity_brief(a.subject_id), "account_ids": list(a.account_ids),
             "window": {"start": a.window_start, "end": a.window_end}, "figures": a.figures,
             "transactions": [self._txn_line(self.ix.transactions[t]) for t in a.transaction_ids],
@@ -158,13 +184,24 @@ class Toolkit:
             The profile and the entity's known accounts.
         """
         e = self.ix.entities[entity_id]
-        profile = _compact(e.model_dump(exclude={"id"}))
+        # The fields on file, without the empty ones, in field order. They are plain values but
+        # for the PEP role (a record: dumped) and the directors (briefs, below), so the record's
+        # own dump is not needed: its serializer would be one more body of code to run cold on
+        # every step (tests/unit/test_step_fast_paths.py holds the two profiles equal).
+        profile = {name: value for name, value in vars(e).items() if value is not None}
+        del profile["id"]  # named `entity_id`, after the KYC fields
+        if e.pep is not None:
+            profile["pep"] = _dump(e.pep)
         profile["entity_id"] = e.id
-        profile["directors"] = [self._entity_brief(d) for d in e.directors]
-        profile["accounts"] = [{"account_id": a.id, "bank": a.bank, "country": a.country,
-                                "kind": a.kind, "opened": a.opened}
-                               for a in self.ix.accounts_of[e.id]]
-        return _compact(profile)
+        if e.directors:
+            profile["directors"] = [self._entity_brief(d) for d in e.directors]
+        else:
+            del profile["directors"]
+        accounts = [{"account_id": a.id, "bank": a.bank, "country": a.country, "kind": a.kind,
+                     "opened": a.opened} for a in self.ix.accounts_of[e.id]]
+        if accounts:
+            profile["accounts"] = accounts
+        return profile
 
     def query_transactions(self, account_id: AccountId, start_date: str | None = None,
                            end_date: str | None = None, channel: Channel | None = None,
@@ -223,9 +260,9 @@ class Toolkit:
             raise ToolInputError("invalid_argument", "name must have at least 3 letters")
         hits = []
         q_tokens = set(query.split())
-        for w, w_name, w_tokens in self._watchlist:
+        for w, w_tokens, matcher in self._watchlist:
             overlap = len(q_tokens & w_tokens) / max(1, min(len(q_tokens), len(w_tokens)))
-            matcher = difflib.SequenceMatcher(None, query, w_name)
+            matcher.set_seq1(query)
             # quick_ratio() bounds ratio() from above: skip the exact ratio when it can't count
             score = matcher.ratio() if max(matcher.quick_ratio(), overlap * 0.9) >= 0.8 else 0.0
             similarity = max(score, overlap * 0.9)
@@ -281,7 +318,7 @@ class Toolkit:
             Declarations on file (possibly none).
         """
         return {"entity": self._entity_brief(entity_id),
-                "declarations": [s.model_dump() | {"source_id": s.id}
+                "declarations": [_dump(s) | {"source_id": s.id}
                                  for s in self.ix.sof_of[entity_id]]}
 
     def check_market_price(self, commodity: str) -> dict:
@@ -417,7 +454,7 @@ class Toolkit:
         return {"shipment_ref": inv.shipment_ref,
                 "exporter": self._entity_brief(inv.exporter_id),
                 "importer": self._entity_brief(inv.importer_id),
-                "documents": [_compact(d.model_dump(exclude={"exporter_id", "importer_id"})
+                "documents": [_compact(_dump(d, exclude={"exporter_id", "importer_id"})
                                        | {"document_id": d.id}) for d in docs],
                 "document_counts": counts,
                 "payments": [self._txn_line(t) for t in payments]}
@@ -526,7 +563,7 @@ class Toolkit:
         job.retrieved = True
         hops = self.ix.hops_of[job.transaction_id]
         return {"job_id": job_id, "transaction_id": job.transaction_id,
-                "hops": [h.model_dump(exclude={"transaction_id"}) | {"hop_id": h.id}
+                "hops": [_dump(h, exclude={"transaction_id"}) | {"hop_id": h.id}
                          for h in sorted(hops, key=lambda h: h.sequence)]}
 
     def search_compliance_manual(self, query: str) -> dict:
@@ -541,12 +578,9 @@ class Toolkit:
         """
         if not query.strip():
             raise ToolInputError("invalid_argument", "query must not be empty")
-        hits = MANUAL.search(query, k=5)
         return {"query": query, "results": [
-            {"section_id": sid, "title": SECTIONS[sid].title,
-             "snippet": SECTIONS[sid].text[:180] + ("..." if len(SECTIONS[sid].text) > 180
-                                                    else ""),
-             "score": round(score, 3)} for sid, score in hits]}
+            {"section_id": sid, "title": title, "snippet": snippet, "score": score}
+            for sid, title, snippet, score in _manual_hits(query)]}
 
     def update_system_prompt(self, section_id: str) -> dict:
         """Load a manual section into the kernel (the system prompt). The kernel holds a few

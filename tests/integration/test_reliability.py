@@ -33,6 +33,7 @@ from memex.envkit.servers import free_port, serve_app
 from memex.models import MemexAction
 from memex.server.app import create_memex_app
 from memex.server.environment import MemexEnvironment
+from memex.server.tools import MAX_NAME_CHARS
 
 CLOSE = {"tool": "close_alert", "arguments": {"reason": "explained", "cited_sections": []}}
 
@@ -238,9 +239,12 @@ def test_episode_keeps_call_digests_and_drops_pages_evicted_from_ram():
     env = MemexEnvironment()
     env.reset(seed=2, difficulty="easy", ram_pages=2)
     for i in range(12):
-        env.step(MemexAction(tool="check_watchlist", arguments={"name": f"name {i} " * 200}))
-    assert all(isinstance(k, bytes) and len(k) == 16 for k in env._calls)
-    assert len(env._pages) <= 2
+        name = f"name {i} ".ljust(MAX_NAME_CHARS, "x")  # as long as the schema allows
+        assert env.step(MemexAction(tool="check_watchlist", arguments={"name": name})).error is None
+    # Each long call is kept as a 16-byte digest (after a marker byte), not its JSON.
+    assert len(env._calls) == 12
+    assert all(isinstance(k, bytes) and len(k) == 17 and k[0] == 0 for k in env._calls)
+    assert len(env._os.ram) == len(env._ram_views) == 2  # evicted pages and views dropped
 
 
 # ---- 8. the typed client never fakes an episode end --------------------------------------------

@@ -1,21 +1,25 @@
 """The step's fast paths give what the plain code they replace gives (issue #12): the memoised
-manual search (a pure function of the query) gives byte-identical observations, and the fast
-scan for case IDs in a tool result (`scenarios.ids.known_ids_in`) finds exactly what
-`ID_PATTERN` finds in the result's JSON."""
+manual search (a pure function of the query) gives byte-identical observations, the fast scan
+for case IDs in a tool result (`scenarios.ids.known_ids_in`) finds exactly what `ID_PATTERN`
+finds in the result's JSON, and the memoised step reward is the reward computed afresh.
+`tests/unit/test_observation_golden.py` pins the whole wire output."""
 
 from __future__ import annotations
 
+import hashlib
+import itertools
 import json
 import random
 
 import pytest
 
 from memex.evaluation.runs import run_episode
+from memex.graders import shaping
 from memex.models import MemexAction
 from memex.policies.heuristic import Heuristic
-from memex.scenarios import SUSPICIOUS_KINDS
-from memex.scenarios.ids import ID_PATTERN, known_ids_in
-from memex.server import tools
+from memex.scenarios import DIFFICULTIES, KINDS, SUSPICIOUS_KINDS
+from memex.scenarios.ids import ID_PATTERN, PREFIXES, known_ids_in
+from memex.server import environment, tools
 from memex.server.environment import MemexEnvironment
 
 pytestmark = pytest.mark.unit
@@ -32,10 +36,9 @@ def _observations() -> list[str]:
 
 def test_memoised_manual_search_matches_the_uncached_search(monkeypatch):
     cached = _observations()
-    monkeypatch.setattr(tools.MANUAL, "search", lambda q, k: list(
-        tools._Manual._ranked.__wrapped__(tools.MANUAL, q, k)))
+    assert tools._manual_hits.cache_info().hits >= len(QUERIES)
+    monkeypatch.setattr(tools, "_manual_hits", tools._manual_hits.__wrapped__)
     assert _observations() == cached
-    assert tools.MANUAL._ranked.cache_info().hits >= len(QUERIES)
 
 
 def _reference_ids(content, known) -> frozenset[str]:
@@ -60,12 +63,109 @@ def test_revealed_ids_match_the_id_pattern_on_every_page_of_real_episodes(monkey
     assert sum(len(fast) for _, fast, _ in pages) > 200  # the pages did carry IDs
 
 
+def test_no_id_prefix_ends_with_another():
+    """`known_ids_in` stops at the first prefix length that names a known ID before a tail."""
+    assert not [(a, b) for a in PREFIXES for b in PREFIXES if a != b and a.endswith(b)]
+
+
 def test_known_ids_in_text_agrees_with_the_pattern_on_adversarial_text():
-    known = {"TXN-0A1B2C", "WL-FFFFFF", "CASE-123456", "ACC-ABCDEF", "ENT-000001"}
+    known = {"TXN-0A1B2C", "WL-FFFFFF", "CASE-123456", "ACC-ABCDEF", "ENT-000001", "WL-0A1B2C",
+             "ACC-123456"}
     parts = [*known, "XTXN-0A1B2C", "TXN-0A1B2CD", "TXN-0a1b2c", "-", "_", " ", "é", "\n",
              "2024-03-01", "ACC-ABCDEF-123456", "EF-123456", "ENT-00000", "ASE-123456", "\"",
-             "TXN-", "0A1B2C", "WL-FFFFFF_", "(", ")", "ACC"]
+             "TXN-", "0A1B2C", "WL-FFFFFF_", "(", ")", "ACC", "XWL-0A1B2C", "C", "W", "CAS"]
     rng = random.Random(7)
     for _ in range(3000):
         text = "".join(rng.choice(parts) for _ in range(rng.randrange(1, 9)))
         assert known_ids_in(text, known) == {i for i in ID_PATTERN.findall(text) if i in known}
+
+
+def test_memoised_step_reward_follows_the_table_and_hands_out_fresh_parts():
+    for invalid, redundant, faults, timeout in itertools.product((False, True), (False, True),
+                                                                 range(8), (False, True)):
+        expected = {"action_cost": shaping.ACTION_COST}
+        if invalid:
+            expected["invalid_action"] = shaping.INVALID_ACTION_PENALTY
+        if redundant:
+            expected["redundant_call"] = shaping.REDUNDANT_CALL_PENALTY
+        if faults:
+            expected["page_fault"] = shaping.PAGE_FAULT_PENALTY * min(
+                faults, shaping.MAX_PAGE_FAULTS_CHARGED)
+        if timeout:
+            expected["async_timeout"] = shaping.ASYNC_TIMEOUT_PENALTY
+        for _ in range(2):  # the second call is answered from the memo
+            reward, parts = shaping.StepEvents(invalid, redundant, faults, timeout).reward()
+            assert parts == expected and list(parts) == list(expected)
+            assert reward == round(sum(expected.values()), 6)
+            parts.clear()  # the caller's own dict: the memo is untouched
+
+
+def _plain_compact(d):
+    return {k: v for k, v in d.items() if v is not None and v != () and v != []}
+
+
+def _plain_profile(toolkit, entity_id):
+    """`get_customer_profile` as it was written before it was made fast."""
+    e = toolkit.ix.entities[entity_id]
+    profile = _plain_compact(e.model_dump(exclude={"id"}))
+    profile["entity_id"] = e.id
+    profile["directors"] = [toolkit._entity_brief(d) for d in e.directors]
+    profile["accounts"] = [{"account_id": a.id, "bank": a.bank, "country": a.country,
+                            "kind": a.kind, "opened": a.opened}
+                           for a in toolkit.ix.accounts_of[e.id]]
+    return _plain_compact(profile)
+
+
+def _plain_optional_facts(t):
+    return _plain_compact({"memo": t.memo or None, "branch": t.branch,
+                           "conducted_by": t.conducted_by, "reference": t.reference,
+                           "ctr_filed": t.ctr_filed or None})
+
+
+def test_fast_profiles_and_ledger_lines_match_the_plain_code():
+    """Every profile and every ledger line of a grid of cases, values and types alike."""
+    env, peps, lines = MemexEnvironment(), 0, 0
+    cases = [{"seed": i, "difficulty": d, "kind": k} for i, k in enumerate(KINDS)
+             for d in DIFFICULTIES] + [{"case": "1mdb"}]
+    for options in cases:
+        env.reset(**options)
+        toolkit = env._toolkit
+        for entity_id, entity in toolkit.ix.entities.items():
+            assert repr(toolkit.get_customer_profile(entity_id)) == repr(
+                _plain_profile(toolkit, entity_id))
+            peps += entity.pep is not None
+        for t in toolkit.ix.transactions.values():
+            line = toolkit._txn_line(t)
+            facts = {k: line[k] for k in ("memo", "branch", "conducted_by", "reference",
+                                          "ctr_filed") if k in line}
+            assert repr(facts) == repr(_plain_optional_facts(t))
+            assert list(line)[len(line) - len(facts):] == list(facts)  # last, in this order
+            lines += 1
+    assert peps >= 5 and lines > 4_000
+
+
+TRICKY_TEXT = ("ACC-0A1B2C", "", "é \u2028 \x7f \x1f \" \\ \n \t 😀", "x" * 150)
+TRICKY_FLOATS = (0.0, -0.0, float("inf"), float("-inf"), float("nan"), 1e16, 1.5e-7, 5e-324,
+                 1.7976931348623157e308, 0.1 + 0.2, 123456.789, 5000)
+
+
+def test_call_keys_are_the_typed_arguments_json_as_pydantic_dumps_it():
+    """The redundancy key's JSON (orjson, or pydantic's serializer where orjson cannot) is
+    `model_dump_json`'s, byte for byte, so equal calls are exactly the calls they were."""
+    calls = [("review_alert", {}), ("search_compliance_manual", {"query": TRICKY_TEXT[2]}),
+             ("write_to_case_file", {"note": "n", "evidence_ids": list(TRICKY_TEXT)}),
+             ("write_to_case_file", {"note": "n", "evidence_ids": []}),
+             ("file_sar", {"subjects": ["ENT-000001"], "typology": "layering",
+                           "findings": [{"code": "ROUND_TRIP", "evidence_ids": ["TXN-000001"]}],
+                           "cited_sections": [], "narrative": "n"})]
+    calls += [("check_watchlist", {"name": text}) for text in TRICKY_TEXT]
+    calls += [("query_transactions", {"account_id": "ACC-0A1B2C", "min_amount_usd": amount,
+                                      "limit": limit, "channel": "wire",
+                                      "start_date": "2024-01-01"})
+              for amount in TRICKY_FLOATS for limit in (1, 2**63 - 1, -2**63, 2**64, 10**30)]
+    for tool, arguments in calls:
+        args = tools.TOOLS[tool].args_model.model_validate(arguments)
+        call = f"{tool}\n{args.model_dump_json()}".encode("utf-8", "replace")
+        expected = call if len(call) <= environment.MAX_RAW_CALL_KEY_BYTES else (
+            b"\0" + hashlib.blake2b(call, digest_size=16).digest())
+        assert environment._call_key(tool, args) == expected, (tool, arguments)
