@@ -3,6 +3,7 @@ sessions next to a trivial OpenEnv echo environment served and measured the same
 total of Memex replicas (`--replicas`, one process per core), and server memory per session.
 
     .venv/bin/python benchmarks/bench_env.py [--rounds 64] [--sessions 1,64] [--replicas 0]
+        [--step-rounds 5]
 
 Both servers run under uvicorn in subprocesses built by the same `create_env_app`; the same
 asyncio WebSocket client drives both, so the ratio isolates what Memex adds. Targets (issue
