@@ -85,6 +85,12 @@ class OSState:
         self.seen |= self.alert_ids
 
     # ---- residency ----------------------------------------------------------------------
+    # Resident: named by the alert, written to disk, or on a page in RAM. `is_resident` asks
+    # it of one ID (a step's references) without building the set `resident` returns.
+    def is_resident(self, identifier: str) -> bool:
+        return identifier in self.alert_ids or identifier in self._disk_ids or any(
+            identifier in page.ids for page in self.ram)
+
     def resident(self) -> set[str]:
         ids = set(self.alert_ids) | self._disk_ids
         for page in self.ram:
@@ -93,11 +99,7 @@ class OSState:
 
     def faults(self, ids: Iterable[str]) -> list[str]:
         """The referenced IDs that were seen but are no longer resident: page faults."""
-        return [i for i in ids if i in self.seen and not self._is_resident(i)]
-
-    def _is_resident(self, identifier: str) -> bool:
-        return identifier in self.alert_ids or identifier in self._disk_ids or any(
-            identifier in page.ids for page in self.ram)
+        return [i for i in ids if i in self.seen and not self.is_resident(i)]
 
     # ---- RAM ----------------------------------------------------------------------------
     def add_page(self, tool: str, arguments: dict[str, Any], content: Any,

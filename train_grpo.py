@@ -397,11 +397,14 @@ def load_model(args: argparse.Namespace, cuda: bool) -> tuple[Any, Any, str]:
 
 # ---- supervised warm start --------------------------------------------------------------------
 
-def demonstrator_episode(adapter: EnvAdapter, spec: EpisodeSpec) -> Episode:
-    """The demonstrator's (the heuristic investigator's) whole episode of `spec`, in process."""
+def demonstrator_episode(adapter: EnvAdapter, spec: EpisodeSpec,
+                         max_steps: int | None = None) -> Episode:
+    """The demonstrator's (the heuristic investigator's) episode of `spec`, in process: whole,
+    or its first `max_steps` actions."""
     session = adapter.open()
     try:
-        return adapter.play(session, adapter.make_policy(adapter.demonstrator), spec)
+        return adapter.play(session, adapter.make_policy(adapter.demonstrator), spec,
+                            max_steps=max_steps)
     finally:
         session.close()
 

@@ -137,10 +137,7 @@ def evaluate_heuristic(adapter: EnvAdapter, specs: list[EpisodeSpec], max_turns:
         episode = train_grpo.demonstrator_episode(adapter, spec)
         prefix = max(0, len(episode.actions) - takeover_last) if takeover_last else 0
         if len(episode.actions) > prefix + max_turns:
-            session = adapter.open()
-            episode = adapter.play(session, adapter.make_policy("heuristic"), spec,
-                                   max_steps=prefix + max_turns)
-            session.close()
+            episode = train_grpo.demonstrator_episode(adapter, spec, max_steps=prefix + max_turns)
         ret = episode.episode_return
         if not episode.done:
             ret += adapter.timeout_return(episode.case)

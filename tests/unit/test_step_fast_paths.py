@@ -169,3 +169,22 @@ def test_call_keys_are_the_typed_arguments_json_as_pydantic_dumps_it():
         expected = call if len(call) <= environment.MAX_RAW_CALL_KEY_BYTES else (
             b"\0" + hashlib.blake2b(call, digest_size=16).digest())
         assert environment._call_key(tool, args) == expected, (tool, arguments)
+
+
+def test_residency_of_one_id_agrees_with_the_resident_set_through_real_episodes():
+    env, checked = MemexEnvironment(), 0
+    step = env.step
+
+    def checking(action, *args, **kwargs):
+        obs = step(action, *args, **kwargs)
+        os = env._os
+        resident = os.resident()
+        assert all(os.is_resident(i) == (i in resident) for i in os.seen)
+        nonlocal checked
+        checked += len(os.seen) - len(resident & os.seen)
+        return obs
+
+    env.step = checking
+    for seed in range(6):
+        run_episode(Heuristic(), seed=seed, difficulty="hard", env=env)
+    assert checked > 50  # seen IDs that had left residency were among those checked
