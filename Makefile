@@ -137,7 +137,7 @@ run-committee: $(VENV)/.core
 	$(PY) -m memex.committee.server --port $${PORT:-7861}
 
 committee-baselines: $(VENV)/.core
-	$(PY) -m memex.committee.report --split test --episodes 50 --out docs/committee_baselines.md
+	$(PY) -m memex.committee.reports.baselines --split test --episodes 50 --out docs/committee_baselines.md
 
 # Regenerate constraints.txt from the current environment (after changing pyproject.toml).
 lock: $(VENV)/.all

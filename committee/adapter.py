@@ -1,5 +1,5 @@
 """The investment committee behind the project's environment-adapter protocol
-(`memex.envkit.adapter`):
+(`memex.envkit.adapter`), registered as `committee` in `memex.registry`:
 `--env committee` in the trainer, the evaluation harness, the inference agent and the demo.
 
 Mapping onto the protocol:
@@ -20,16 +20,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from memex.committee.actions import ACTIONS
 from memex.committee.client import CommitteeEnv
 from memex.committee.environment import WIRE_PARAMS
 from memex.committee.models import CommitteeAction, CommitteeObservation
 from memex.committee.policies import BASELINES, POLICIES
 from memex.committee.prompting import render_observation, system_prompt
 from memex.committee.references import ScoredCommitteeEnvironment
-from memex.committee.tasks import SPLITS, TASK_NAMES, generate
+from memex.committee.tools import ACTIONS
 from memex.committee.training import reward_components
-from memex.committee.world import World
+from memex.committee.world.market import World
+from memex.committee.world.tasks import SPLITS, TASK_NAMES, generate
 from memex.envkit.adapter import EnvAdapter
 from memex.envkit.episodes import Episode, EpisodeSpec
 

@@ -13,7 +13,15 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from memex.committee.risk import (
+from memex.committee.world.market import (
+    ASSETS,
+    CASH,
+    CASH_RATE_PCT,
+    INITIAL_NAV,
+    TICKERS,
+    World,
+)
+from memex.committee.world.risk import (
     DISCIPLINE_PERIODS,
     DISCIPLINE_RELEASE_FRACTION,
     DISCIPLINE_RETRIGGER_PCT,
@@ -23,14 +31,6 @@ from memex.committee.risk import (
     ewma_update,
     initial_covariance,
     stress_gauge,
-)
-from memex.committee.world import (
-    ASSETS,
-    CASH,
-    CASH_RATE_PCT,
-    INITIAL_NAV,
-    TICKERS,
-    World,
 )
 
 

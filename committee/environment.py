@@ -50,6 +50,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 from openenv.core.env_server.interfaces import Environment
@@ -57,15 +58,6 @@ from openenv.core.env_server.types import EnvironmentMetadata
 from pydantic import ValidationError
 
 from memex.committee import rewards as R
-from memex.committee import risk
-from memex.committee.actions import (
-    ACTIONS,
-    MAX_REASON_CHARS,
-    ActionError,
-    Desk,
-    Order,
-    strict_weights,
-)
 from memex.committee.book import Book
 from memex.committee.models import (
     AssetView,
@@ -81,15 +73,22 @@ from memex.committee.models import (
     ResearchView,
     RiskView,
 )
-from memex.committee.research import stance
 from memex.committee.scoring import (
     REFERENCE_EDGE_PTS,
     SCORE_RANGE,
     References,
     normalised_score,
 )
-from memex.committee.tasks import TASK_NAMES, TASKS, generate, split_of
-from memex.committee.world import (
+from memex.committee.tools import (
+    ACTIONS,
+    MAX_REASON_CHARS,
+    ActionError,
+    Desk,
+    Order,
+    strict_weights,
+)
+from memex.committee.world import risk
+from memex.committee.world.market import (
     CASH_RATE_PCT,
     INITIAL_NAV,
     SECTOR_OF,
@@ -99,6 +98,8 @@ from memex.committee.world import (
     Mandate,
     World,
 )
+from memex.committee.world.research import stance
+from memex.committee.world.tasks import TASK_NAMES, TASKS, generate, split_of
 from memex.envkit.errors import validation_message
 
 NOTES_SHOWN = 8
@@ -109,6 +110,19 @@ UNIVERSE_VIEW = [AssetView(ticker=a.ticker, name=a.name, sector=a.sector,
 
 
 ReferenceFn = Callable[[str, int], References]
+
+
+@dataclass
+class _Meeting:
+    """What one step accumulates, part by part, before it is observed."""
+
+    period: int
+    action_type: str
+    terms: R.RewardTerms = field(default_factory=R.RewardTerms)
+    events: list[str] = field(default_factory=list)
+    result: dict[str, Any] | None = None
+    error: CommitteeError | None = None
+    turnover: float = 0.0
 
 
 class CommitteeEnvironment(Environment[CommitteeAction, CommitteeObservation, CommitteeState]):
@@ -183,84 +197,109 @@ class CommitteeEnvironment(Environment[CommitteeAction, CommitteeObservation, Co
     # ---- stepping -------------------------------------------------------------------------
     def step(self, action: CommitteeAction, timeout_s: float | None = None,
              **_: Any) -> CommitteeObservation:
+        """One committee meeting: the PM's action, the Risk Officer's review of the book it
+        leaves, the month's market move, then the period's reward and observation."""
         if self._world is None:
             return self._error_only("no_episode", "call reset before step")
         if self._done:
             return self._error_only("episode_done", "the episode has ended; call reset")
-        world, book = self._world, self._book
-        period = book.period + 1
         self._state.step_count += 1
-        terms = R.RewardTerms()
-        events: list[str] = []
-        result: dict[str, Any] | None = None
-        error: CommitteeError | None = None
-        turnover = 0.0
-        name = action.action_type
+        meeting = _Meeting(period=self._book.period + 1, action_type=action.action_type)
+        self._take_action(action, meeting)
+        breached = self._review_risk(meeting)
+        self._price_the_book(meeting)
+        self._move_market(meeting)
+        return self._close_period(meeting, breached)
+
+    def _take_action(self, action: CommitteeAction, m: _Meeting) -> None:
+        """Run the PM's action: a query's note, a decision's trade, or a typed error (the book
+        is held and the invalid-action penalty paid)."""
         try:
             out, reason = self._dispatch(action)
         except ActionError as exc:
-            error = CommitteeError(code=exc.code, message=str(exc))
-            terms.invalid_action_penalty = -R.INVALID_ACTION_PENALTY_PTS
+            m.error = CommitteeError(code=exc.code, message=str(exc))
+            m.terms.invalid_action_penalty = -R.INVALID_ACTION_PENALTY_PTS
             self._state.invalid_actions += 1
-            events.append(f"invalid action ({exc.code}): the book is held this period")
-        else:
-            if isinstance(out, Order):
-                if out.target is not None:
-                    turnover, cost = book.trade_to(out.target)
-                    terms.transaction_cost = -R.RETURN_SCALE_PTS * cost
-                    terms.information_usage = self._information_bonus(period, turnover)
-                result = {"traded": turnover > 0, "turnover": round(turnover, 4),
-                          "cost_pts": round(-terms.transaction_cost, 4),
-                          "weights": book.all_weights()}
-                self._note(period, "pm", "decision", f"{name}"
-                           + (f" (turnover {100 * turnover:.1f}%)" if turnover else "")
-                           + (f": {reason}" if reason else ""))
-            else:
-                result = out
-                self._queries += 1
-                terms.query_cost = -R.QUERY_COST_PTS
-                self._record_query(name, period, out)
+            m.events.append(f"invalid action ({exc.code}): the book is held this period")
+            return
+        if not isinstance(out, Order):
+            m.result = out
+            self._queries += 1
+            m.terms.query_cost = -R.QUERY_COST_PTS
+            self._record_query(m.action_type, m.period, out)
+            return
+        book = self._book
+        if out.target is not None:
+            m.turnover, cost = book.trade_to(out.target)
+            m.terms.transaction_cost = -R.RETURN_SCALE_PTS * cost
+            m.terms.information_usage = self._information_bonus(m.period, m.turnover)
+        m.result = {"traded": m.turnover > 0, "turnover": round(m.turnover, 4),
+                    "cost_pts": round(-m.terms.transaction_cost, 4),
+                    "weights": book.all_weights()}
+        self._note(m.period, "pm", "decision", f"{m.action_type}"
+                   + (f" (turnover {100 * m.turnover:.1f}%)" if m.turnover else "")
+                   + (f": {reason}" if reason else ""))
 
-        # the Risk Officer checks the book the PM chose, before the market moves
-        mandate = world.mandate_at(period)
+    def _review_risk(self, m: _Meeting) -> set[str]:
+        """The Risk Officer checks the book the PM chose, before the market moves: breaches
+        and their streaks, the compliance penalty, the risk-response bonus, and enforcement on
+        the third consecutive breach. Returns the limits in breach."""
+        book = self._book
+        mandate = self._world.mandate_at(m.period)
         checks = risk.check_book(book.weights, mandate, book.cov, book.discipline)
         breached = {c.limit for c in risk.breaches(checks)}
-        pm_traded = turnover > 0 and error is None
-        terms.risk_response = self._risk_response(period, pm_traded)
+        pm_traded = m.turnover > 0 and m.error is None
+        m.terms.risk_response = self._risk_response(m.period, pm_traded)
         for c in checks:
             book.streaks[c.limit] = book.streaks.get(c.limit, 0) + 1 if c.limit in breached else 0
-        terms.compliance_penalty = -R.COMPLIANCE_PENALTY_PTS * len(breached)
+        m.terms.compliance_penalty = -R.COMPLIANCE_PENALTY_PTS * len(breached)
         self._state.breaches += len(breached)
         self._state.periods_in_breach += bool(breached)
         if breached:
-            events.append("mandate breach: " + ", ".join(sorted(breached)))
+            m.events.append("mandate breach: " + ", ".join(sorted(breached)))
         if any(book.streaks.get(k, 0) >= risk.ENFORCE_AFTER_PERIODS for k in breached):
-            target = risk.make_compliant(book.weights, mandate, book.cov, book.discipline)
-            forced, cost = book.trade_to(target)
-            turnover += forced
-            terms.transaction_cost -= R.RETURN_SCALE_PTS * cost
-            terms.compliance_penalty -= R.ENFORCEMENT_PENALTY_PTS
-            self._state.enforcements += 1
-            book.streaks.clear()
-            text = (f"Mandate enforced after {risk.ENFORCE_AFTER_PERIODS} periods in breach "
-                    f"({', '.join(sorted(breached))}): the Risk Officer traded the book back "
-                    f"inside the limits (turnover {100 * forced:.1f}%).")
-            events.append(text)
-            self._note(period, "risk", "enforcement", text)
-        terms.variance_penalty = -R.VARIANCE_AVERSION * risk.variance_pct2(book.weights, book.cov)
-        terms.signal_alignment = self._alignment(period)
-        self._cap_bonuses(terms)
+            self._enforce(m, mandate, breached)
+        return breached
 
-        # the market moves
+    def _enforce(self, m: _Meeting, mandate: Mandate, breached: set[str]) -> None:
+        """The Risk Officer trades the book back inside the limits, at a penalty."""
+        book = self._book
+        target = risk.make_compliant(book.weights, mandate, book.cov, book.discipline)
+        forced, cost = book.trade_to(target)
+        m.turnover += forced
+        m.terms.transaction_cost -= R.RETURN_SCALE_PTS * cost
+        m.terms.compliance_penalty -= R.ENFORCEMENT_PENALTY_PTS
+        self._state.enforcements += 1
+        book.streaks.clear()
+        text = (f"Mandate enforced after {risk.ENFORCE_AFTER_PERIODS} periods in breach "
+                f"({', '.join(sorted(breached))}): the Risk Officer traded the book back "
+                f"inside the limits (turnover {100 * forced:.1f}%).")
+        m.events.append(text)
+        self._note(m.period, "risk", "enforcement", text)
+
+    def _price_the_book(self, m: _Meeting) -> None:
+        """The terms of the book held into the month: its variance under the officer's model,
+        its alignment with fresh research, and the episode's cap on the bonuses."""
+        book = self._book
+        m.terms.variance_penalty = -R.VARIANCE_AVERSION * risk.variance_pct2(book.weights,
+                                                                             book.cov)
+        m.terms.signal_alignment = self._alignment(m.period)
+        self._cap_bonuses(m.terms)
+
+    def _move_market(self, m: _Meeting) -> None:
+        """The month passes: the book earns its return, the drawdown deepens or not, and the
+        officer posts changes of drawdown discipline and market stress."""
+        world, book = self._world, self._book
+        mandate = world.mandate_at(m.period)
         mdd_before = book.max_drawdown_pct
         stress_before = risk.stress_level(book.stress_ratio)
-        self._last_returns = dict(world.returns_pct[period - 1])
+        self._last_returns = dict(world.returns_pct[m.period - 1])
         self._period_return = book.mark(self._last_returns)
-        terms.portfolio_return = R.RETURN_SCALE_PTS * self._period_return
-        terms.drawdown_penalty = -R.DRAWDOWN_WEIGHT * (book.max_drawdown_pct - mdd_before)
+        m.terms.portfolio_return = R.RETURN_SCALE_PTS * self._period_return
+        m.terms.drawdown_penalty = -R.DRAWDOWN_WEIGHT * (book.max_drawdown_pct - mdd_before)
         was_disciplined = book.discipline
         mark_before = book.discipline_mark
-        book.update_discipline(world.mandate_at(period + 1).drawdown_limit_pct)
+        book.update_discipline(world.mandate_at(m.period + 1).drawdown_limit_pct)
         retriggered = book.discipline and book.discipline_mark != mark_before
         if book.discipline != was_disciplined or retriggered:
             text = (f"Drawdown {book.drawdown_pct:.1f}% is past the "
@@ -269,30 +308,32 @@ class CommitteeEnvironment(Environment[CommitteeAction, CommitteeObservation, Co
                     f"{book.discipline_left} periods."
                     if book.discipline else
                     f"Drawdown discipline lifted (drawdown {book.drawdown_pct:.1f}%).")
-            events.append(text)
-            self._note(period, "risk", "drawdown", text)
+            m.events.append(text)
+            self._note(m.period, "risk", "drawdown", text)
         stress = risk.stress_level(book.stress_ratio)
         if stress != stress_before:
             text = (f"Market stress {stress}: equity-market volatility is "
                     f"{book.stress_ratio:.1f}x its norm." + (
                         " Consider reducing equity risk." if stress != "normal" else ""))
-            events.append(text)
-            self._note(period, "risk", "stress", text)
+            m.events.append(text)
+            self._note(m.period, "risk", "stress", text)
 
-        reward = terms.total()
+    def _close_period(self, m: _Meeting, breached: set[str]) -> CommitteeObservation:
+        """The period's reward into the running totals; the officer's review for the coming
+        period, or the episode's end with its metrics and score."""
+        reward = m.terms.total()
         self._return += reward
-        for k, v in terms.as_dict().items():
+        for k, v in m.terms.as_dict().items():
             self._totals[k] += v
         self._state.total_reward = round(self._return, 6)
-        done = period >= world.horizon
-        if not done:
+        if m.period < self._world.horizon:
             self._review(breached)
-            return self._observe(name, result, reward, events, terms, turnover, error)
+            return self._observe(m.action_type, m.result, reward, m.events, m.terms,
+                                 m.turnover, m.error)
         self._done = True
         self._state.done = True
-        metadata = self._final_metadata()
-        return self._observe(name, result, reward, events, terms, turnover, error, done=True,
-                             metadata=metadata)
+        return self._observe(m.action_type, m.result, reward, m.events, m.terms, m.turnover,
+                             m.error, done=True, metadata=self._final_metadata())
 
     def _dispatch(self, action: CommitteeAction) -> tuple[Any, str]:
         spec = ACTIONS.get(action.action_type)

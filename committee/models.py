@@ -15,8 +15,11 @@ from typing import Annotated, Any, Literal
 from openenv.core.env_server.types import Action, Observation, State
 from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, create_model
 
-from memex.committee.actions import ACTION_NAMES, ACTIONS
+from memex.committee.tools import ACTION_NAMES, ACTIONS
+from memex.committee.world.tasks import TASK_NAMES
+from memex.envkit.http_episodes import ResetFields
 
+TaskName = Literal[TASK_NAMES]  # type: ignore[valid-type]
 ErrorCode = Literal[
     "unknown_action", "invalid_arguments", "unknown_target", "unknown_asset", "invalid_weights",
     "query_budget_exhausted", "episode_done", "no_episode",
@@ -190,3 +193,13 @@ class CommitteeState(State):
     turnover: float = 0.0
     max_drawdown_pct: float = 0.0
     score: float | None = Field(default=None, description="Normalised score, once done.")
+
+
+class CommitteeResetRequest(ResetFields):
+    """The body of `POST /reset`: its fields are `CommitteeEnvironment.reset`'s keywords."""
+
+    task: TaskName = Field(default="guided_allocation", description="One of the four tasks.")
+    seed: int | None = Field(default=None, ge=0, description="Variant seed; omit for the "
+                                                             "task's canonical instance (the "
+                                                             "first train seed, never a test "
+                                                             "seed).")

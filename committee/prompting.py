@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import json
 
-from memex.committee.actions import ACTIONS, prompt_action_list
 from memex.committee.models import CommitteeAction, CommitteeObservation
 from memex.committee.rewards import (
     COMPLIANCE_PENALTY_PTS,
     INVALID_ACTION_PENALTY_PTS,
     QUERY_COST_PTS,
 )
-from memex.committee.risk import ENFORCE_AFTER_PERIODS
-from memex.committee.tasks import TASKS
-from memex.committee.world import UNIVERSE
+from memex.committee.tools import ACTIONS, prompt_action_list
+from memex.committee.world.market import UNIVERSE
+from memex.committee.world.risk import ENFORCE_AFTER_PERIODS
+from memex.committee.world.tasks import TASKS
 from memex.envkit.replies import json_objects
 
 _RULES = f"""\

@@ -13,8 +13,8 @@ import functools
 from memex.committee.environment import CommitteeEnvironment
 from memex.committee.policies import RegimeOracle
 from memex.committee.scoring import References
-from memex.committee.tasks import generate
-from memex.committee.world import CASH_RATE_PCT
+from memex.committee.world.market import CASH_RATE_PCT
+from memex.committee.world.tasks import generate
 from memex.envkit.episodes import EpisodeSpec, LocalSession, play
 
 

@@ -6,7 +6,7 @@ which build a fresh environment per request, so an HTTP user loses the episode b
 with session-backed ones: `POST /reset` returns an `episode_id`, `POST /step` with that id
 continues the same episode, `GET /state?episode_id=...` reads it, `DELETE /episodes/{id}`
 frees it. Unknown or expired ids get a 404 that says so. Used by the AML environment
-(`memex.server.app`) and the investment committee (`memex.committee.server`).
+(`memex.server.app`) and the investment committee (`memex.committee.server.app`).
 """
 
 from __future__ import annotations
@@ -201,6 +201,40 @@ class AgentStepResponse(HttpEpisodeResponse):
     policy: str
 
 
+@dataclass(frozen=True)
+class ServerSettings:
+    """The serving limits of one app: arguments first, then the environment variables."""
+
+    max_sessions: int
+    idle_timeout_s: float
+    step_deadline_s: float
+    max_mcp_sessions: int
+    max_body_bytes: int
+    api_token: str | None
+
+    @classmethod
+    def resolve(cls, max_sessions: int | None = None, idle_timeout_s: float | None = None,
+                step_deadline_s: float | None = None) -> ServerSettings:
+        env = os.environ
+        return cls(
+            max_sessions=max_sessions or int(env.get("MEMEX_MAX_SESSIONS",
+                                                     DEFAULT_MAX_SESSIONS)),
+            idle_timeout_s=idle_timeout_s or float(env.get("MEMEX_SESSION_TIMEOUT_S",
+                                                           DEFAULT_SESSION_TIMEOUT_S)),
+            step_deadline_s=step_deadline_s or float(env.get("MEMEX_STEP_DEADLINE_S",
+                                                             DEFAULT_STEP_DEADLINE_S)),
+            max_mcp_sessions=int(env.get("MEMEX_MAX_MCP_SESSIONS", DEFAULT_MAX_MCP_SESSIONS)),
+            max_body_bytes=int(env.get("MEMEX_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES)),
+            api_token=env.get("MEMEX_API_TOKEN") or None)
+
+    def public(self, agent_policies: Mapping[str, Any] | None) -> dict[str, Any]:
+        """What `/info` shows (never the token)."""
+        return {"max_sessions": self.max_sessions, "idle_timeout_s": self.idle_timeout_s,
+                "step_deadline_s": self.step_deadline_s,
+                "max_mcp_sessions": self.max_mcp_sessions, "max_body_bytes": self.max_body_bytes,
+                "agent_policies": list(agent_policies or ())}
+
+
 def create_env_app(env_cls: type[Environment], action_cls: type[Action],
                    observation_cls: type[Observation], state_cls: type[State], *, name: str,
                    reset_model: type[BaseModel], title: str, max_sessions: int | None = None,
@@ -224,33 +258,49 @@ def create_env_app(env_cls: type[Environment], action_cls: type[Action],
     is merged into the `action` entry of `GET /schema` (e.g. the per-tool argument schemas
     derived from the tool declarations, which the wire model itself need not import).
     """
-    max_sessions = max_sessions or int(os.environ.get("MEMEX_MAX_SESSIONS",
-                                                      DEFAULT_MAX_SESSIONS))
-    idle_timeout_s = idle_timeout_s or float(os.environ.get("MEMEX_SESSION_TIMEOUT_S",
-                                                            DEFAULT_SESSION_TIMEOUT_S))
-    max_body_bytes = int(os.environ.get("MEMEX_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES))
-    max_mcp_sessions = int(os.environ.get("MEMEX_MAX_MCP_SESSIONS", DEFAULT_MAX_MCP_SESSIONS))
-    step_deadline_s = step_deadline_s or float(os.environ.get("MEMEX_STEP_DEADLINE_S",
-                                                              DEFAULT_STEP_DEADLINE_S))
-    # This app's environments carry its step deadline (a subclass keeps OpenEnv's class checks).
-    env_cls = type(env_cls.__name__, (env_cls,), {"step_deadline_s": step_deadline_s,
-                                                  "__module__": env_cls.__module__})
+    settings = ServerSettings.resolve(max_sessions, idle_timeout_s, step_deadline_s)
+    env_cls = with_step_deadline(env_cls, settings.step_deadline_s)
     app = create_app(
         env_cls, action_cls, observation_cls, env_name=name,
-        concurrency_config=ConcurrencyConfig(max_concurrent_envs=max_sessions,
-                                             session_timeout=idle_timeout_s),
+        concurrency_config=ConcurrencyConfig(max_concurrent_envs=settings.max_sessions,
+                                             session_timeout=settings.idle_timeout_s),
         state_cls=state_cls)
     app.title = title
     replaced = {("/reset", "POST"), ("/step", "POST"), ("/state", "GET")}
     if action_schema_extra:
         replaced.add(("/schema", "GET"))
+    _drop_routes(app, replaced)
+    episodes = HttpEpisodes(env_cls, settings.max_sessions, settings.idle_timeout_s)
+    app.state.http_episodes = episodes
+    app.state.session_pools = install_session_pools(openenv_server(app), settings.max_sessions,
+                                                    settings.max_mcp_sessions)
+    _install_error_handlers(app)
+    _install_episode_routes(app, episodes, action_cls, state_cls, reset_model)
+    if action_schema_extra:
+        _install_schema_route(app, action_cls, observation_cls, state_cls, action_schema_extra)
+    if agent_policies:
+        _install_agent_step(app, episodes, agent_policies)
+    app.state.settings = settings.public(agent_policies)
+    _install_reaper(app, episodes, settings.idle_timeout_s)
+    _install_middleware(app, settings)
+    return app
+
+
+def with_step_deadline(env_cls: type[Environment], step_deadline_s: float
+                       ) -> type[Environment]:
+    """`env_cls` carrying this app's step deadline: a subclass of the same name and module,
+    so OpenEnv's class checks and the schema names see the environment unchanged."""
+    return type(env_cls.__name__, (env_cls,), {"step_deadline_s": step_deadline_s,
+                                               "__module__": env_cls.__module__})
+
+
+def _drop_routes(app: FastAPI, replaced: set[tuple[str, str]]) -> None:
+    """Remove the framework's (stateless) handlers of the `(path, method)` pairs replaced."""
     app.router.routes[:] = [r for r in app.router.routes if not (
         isinstance(r, APIRoute) and any((r.path, m) in replaced for m in r.methods))]
-    episodes = HttpEpisodes(env_cls, max_sessions, idle_timeout_s)
-    app.state.http_episodes = episodes
-    app.state.session_pools = install_session_pools(openenv_server(app), max_sessions,
-                                                    max_mcp_sessions)
 
+
+def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(RequestValidationError)
     async def _invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
         # FastAPI's default echoes every invalid input back, whatever its size.
@@ -261,6 +311,11 @@ def create_env_app(env_cls: type[Environment], action_cls: type[Action],
     @app.exception_handler(RecursionError)
     async def _too_deep(request: Request, exc: RecursionError) -> JSONResponse:
         return JSONResponse({"detail": "JSON nested too deeply"}, status_code=422)
+
+
+def _install_episode_routes(app: FastAPI, episodes: HttpEpisodes, action_cls: type[Action],
+                            state_cls: type[State], reset_model: type[BaseModel]) -> None:
+    """`POST /reset`, `POST /step`, `GET /state` and `DELETE /episodes/{id}` on `episodes`."""
 
     async def reset(request: dict[str, Any] | None = Body(default=None)) -> HttpEpisodeResponse:
         try:
@@ -309,47 +364,55 @@ def create_env_app(env_cls: type[Environment], action_cls: type[Action],
         async with ep.lock:  # never mid-step (a step with large arguments runs in a thread)
             return ep.env.state
 
-    if action_schema_extra:
-        @app.get("/schema", tags=["Schema"], summary="Get all JSON schemas")
-        async def schema() -> dict[str, Any]:
-            observation = observation_cls.model_json_schema()
-            return {"action": action_cls.model_json_schema() | dict(action_schema_extra),
-                    "observation": observation, "reset_observation": observation,
-                    "state": state_cls.model_json_schema()}
-
     @app.delete("/episodes/{episode_id}", tags=["Environment Control"],
                 summary="Close an HTTP episode and free its slot")
     async def close_episode(episode_id: str) -> dict[str, str]:
         episodes.close(episode_id)
         return {"closed": episode_id}
 
-    if agent_policies:
-        @app.post("/episodes/{episode_id}/agent-step", response_model=AgentStepResponse,
-                  tags=["Environment Control"],
-                  summary="Let a built-in baseline agent take the next step")
-        async def agent_step(episode_id: str, request: AgentStepRequest | None = None
-                             ) -> AgentStepResponse:
-            request = request or AgentStepRequest()
-            if request.policy not in agent_policies:
-                raise HTTPException(422, f"unknown policy {request.policy!r}; built-in: "
-                                         f"{', '.join(agent_policies)}")
-            ep = episodes.get(episode_id)
-            async with ep.lock:
-                if ep.last is None:
-                    raise HTTPException(409, "reset the episode first")
-                action = _agent_action(ep, request.policy, agent_policies)
-                ep.last = await ep.env.step_async(action)
-                ep.extras["agent_obs"] = ep.last
-                episodes.settle(episode_id, ep)
-            return AgentStepResponse(**envelope(episode_id, ep.last).model_dump(),
-                                     action=action.model_dump(exclude={"metadata"},
-                                                              exclude_none=True),
-                                     policy=request.policy)
 
-    app.state.settings = {"max_sessions": max_sessions, "idle_timeout_s": idle_timeout_s,
-                          "step_deadline_s": step_deadline_s,
-                          "max_mcp_sessions": max_mcp_sessions, "max_body_bytes": max_body_bytes,
-                          "agent_policies": list(agent_policies or ())}
+def _install_schema_route(app: FastAPI, action_cls: type[Action],
+                          observation_cls: type[Observation], state_cls: type[State],
+                          action_schema_extra: Mapping[str, Any]) -> None:
+    """`GET /schema` with `action_schema_extra` merged into the action's schema."""
+
+    @app.get("/schema", tags=["Schema"], summary="Get all JSON schemas")
+    async def schema() -> dict[str, Any]:
+        observation = observation_cls.model_json_schema()
+        return {"action": action_cls.model_json_schema() | dict(action_schema_extra),
+                "observation": observation, "reset_observation": observation,
+                "state": state_cls.model_json_schema()}
+
+
+def _install_agent_step(app: FastAPI, episodes: HttpEpisodes,
+                        agent_policies: Mapping[str, Callable[[], Any]]) -> None:
+    """`POST /episodes/{id}/agent-step`: a built-in baseline takes the episode's next step."""
+
+    @app.post("/episodes/{episode_id}/agent-step", response_model=AgentStepResponse,
+              tags=["Environment Control"],
+              summary="Let a built-in baseline agent take the next step")
+    async def agent_step(episode_id: str, request: AgentStepRequest | None = None
+                         ) -> AgentStepResponse:
+        request = request or AgentStepRequest()
+        if request.policy not in agent_policies:
+            raise HTTPException(422, f"unknown policy {request.policy!r}; built-in: "
+                                     f"{', '.join(agent_policies)}")
+        ep = episodes.get(episode_id)
+        async with ep.lock:
+            if ep.last is None:
+                raise HTTPException(409, "reset the episode first")
+            action = _agent_action(ep, request.policy, agent_policies)
+            ep.last = await ep.env.step_async(action)
+            ep.extras["agent_obs"] = ep.last
+            episodes.settle(episode_id, ep)
+        return AgentStepResponse(**envelope(episode_id, ep.last).model_dump(),
+                                 action=action.model_dump(exclude={"metadata"},
+                                                          exclude_none=True),
+                                 policy=request.policy)
+
+
+def _install_reaper(app: FastAPI, episodes: HttpEpisodes, idle_timeout_s: float) -> None:
+    """A background task, started with the app, that closes idle HTTP episodes."""
 
     async def _reaper() -> None:
         while True:
@@ -360,11 +423,14 @@ def create_env_app(env_cls: type[Environment], action_cls: type[Action],
         app.state.reaper = asyncio.create_task(_reaper())
 
     app.router.on_startup.append(_start_reaper)
-    app.add_middleware(WebSocketGuard, idle_timeout_s=idle_timeout_s)
-    app.add_middleware(BodyLimit, max_bytes=max_body_bytes)
-    if token := os.environ.get("MEMEX_API_TOKEN"):
-        app.add_middleware(BearerAuth, token=token)
-    return app
+
+
+def _install_middleware(app: FastAPI, settings: ServerSettings) -> None:
+    """Idle WebSockets closed, request bodies bounded, and the bearer token when one is set."""
+    app.add_middleware(WebSocketGuard, idle_timeout_s=settings.idle_timeout_s)
+    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    if settings.api_token:
+        app.add_middleware(BearerAuth, token=settings.api_token)
 
 
 def _agent_action(ep: Episode, policy: str,

@@ -1,5 +1,5 @@
 """Baselines and exploit probes: every probe scores clearly below the committee-aware
-heuristic on every task (issue #16: by 0.15, paired by seed); the oracle reproduces the score's
+heuristic on every task (by 0.15, paired by seed); the oracle reproduces the score's
 reference and beats cash in at least 95% of episodes."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import pytest
 from memex.committee.environment import CommitteeEnvironment
 from memex.committee.policies import POLICIES, PROBES, make_policy
 from memex.committee.references import references
-from memex.committee.report import run_episode
+from memex.committee.reports.episodes import run_episode
 from memex.committee.scoring import REFERENCE_EDGE_PTS, normalised_score
-from memex.committee.tasks import SPLITS, TASK_NAMES, episode_grid
-from memex.committee.world import CASH_RATE_PCT
+from memex.committee.world.market import CASH_RATE_PCT
+from memex.committee.world.tasks import SPLITS, TASK_NAMES, episode_grid
 
 EPISODES = 20          # validation seeds per task: deterministic, so this is a fixed check
 MARGIN = 0.15          # heuristic mean score minus probe mean score, on every task

@@ -6,12 +6,12 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from memex.committee.actions import ACTION_NAMES
 from memex.committee.client import CommitteeEnv
 from memex.committee.models import CommitteeAction, CommitteeObservation, CommitteeState
 from memex.committee.policies import POLICIES
 from memex.committee.references import ScoredCommitteeEnvironment
-from memex.committee.tasks import TASK_NAMES
+from memex.committee.tools import ACTION_NAMES
+from memex.committee.world.tasks import TASK_NAMES
 from memex.envkit.servers import serve
 
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import yaml
 
-from memex.committee.actions import ACTION_NAMES
-from memex.committee.tasks import TASK_NAMES
+from memex.committee.tools import ACTION_NAMES
+from memex.committee.world.tasks import TASK_NAMES
 from memex.models import TOOL_NAMES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -40,8 +40,8 @@ def test_committee_manifest_declares_the_actions_and_validates(tmp_path):
     assert manifest["validation"]["capabilities"]["declared_tools"] == list(ACTION_NAMES)
     assert manifest["tasks"] == list(TASK_NAMES)
     module, _, attr = manifest["app"].partition(":")
-    assert module == "memex.committee.server" and attr == "app"
-    assert (root / "committee" / "server.py").exists()
+    assert module == "memex.committee.server.app" and attr == "app"
+    assert (root / "committee" / "server" / "app.py").exists()
     shutil.copytree(root / "committee", tmp_path / "committee",
                     ignore=shutil.ignore_patterns("__pycache__"))
     exe = Path(sys.executable).with_name("openenv")

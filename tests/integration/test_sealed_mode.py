@@ -8,10 +8,10 @@ from __future__ import annotations
 import pytest
 from fastapi.testclient import TestClient
 
-from memex.committee.server import create_committee_app
-from memex.committee.server import main as committee_main
-from memex.committee.tasks import SPLITS as COMMITTEE_SPLITS
-from memex.committee.tasks import TASK_NAMES
+from memex.committee.server.app import create_committee_app
+from memex.committee.server.app import main as committee_main
+from memex.committee.world.tasks import SPLITS as COMMITTEE_SPLITS
+from memex.committee.world.tasks import TASK_NAMES
 from memex.envkit.sealed import SEALED_SEED_BASE, verify_report
 from memex.openenv_server import main as aml_main
 from memex.scenarios import generate as aml_generate

@@ -8,13 +8,13 @@ import json
 import pytest
 
 from memex.committee import prompting
-from memex.committee.actions import ACTION_NAMES
 from memex.committee.environment import CommitteeEnvironment
 from memex.committee.models import CommitteeAction
 from memex.committee.policies import POLICIES
-from memex.committee.report import main as report_main
-from memex.committee.tasks import TASK_NAMES
-from memex.envkit.adapter import get_adapter
+from memex.committee.reports.baselines import main as report_main
+from memex.committee.tools import ACTION_NAMES
+from memex.committee.world.tasks import TASK_NAMES
+from memex.registry import get_adapter
 
 
 def test_system_prompt_lists_every_action_and_the_task_brief():
@@ -87,7 +87,7 @@ def test_report_writes_every_policy_and_task(tmp_path):
     out = tmp_path / "baselines.md"
     report_main(["--split", "validation", "--episodes", "2", "--out", str(out)])
     text = out.read_text()
-    assert "python -m memex.committee.report --split validation --episodes 2" in text
+    assert "python -m memex.committee.reports.baselines --split validation --episodes 2" in text
     for name in ("heuristic", "random", "research_chaser", "always_cash", "query_spammer"):
         assert f"| {name} |" in text
     for task in TASK_NAMES:

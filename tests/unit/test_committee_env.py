@@ -11,7 +11,8 @@ from memex.committee import rewards as R
 from memex.committee.environment import CommitteeEnvironment
 from memex.committee.models import CommitteeAction
 from memex.committee.references import ScoredCommitteeEnvironment
-from memex.committee.risk import (
+from memex.committee.world.market import ASSETS, CASH_RATE_PCT, TICKERS
+from memex.committee.world.risk import (
     DISCIPLINE_PERIODS,
     DISCIPLINE_RELEASE_FRACTION,
     DISCIPLINE_RETRIGGER_PCT,
@@ -24,8 +25,7 @@ from memex.committee.risk import (
     initial_covariance,
     variance_pct2,
 )
-from memex.committee.tasks import TASK_NAMES, generate
-from memex.committee.world import ASSETS, CASH_RATE_PCT, TICKERS
+from memex.committee.world.tasks import TASK_NAMES, generate
 
 SEED = 123
 

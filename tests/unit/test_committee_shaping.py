@@ -13,9 +13,9 @@ from memex.committee import rewards as R
 from memex.committee.environment import CommitteeEnvironment
 from memex.committee.models import CommitteeAction
 from memex.committee.policies import make_policy
-from memex.committee.report import run_episode
+from memex.committee.reports.episodes import run_episode
 from memex.committee.scoring import REFERENCE_EDGE_PTS, References, normalised_score
-from memex.committee.tasks import SPLITS, TASK_NAMES, TASKS
+from memex.committee.world.tasks import SPLITS, TASK_NAMES, TASKS
 
 SEEDS = range(SPLITS["validation"].start, SPLITS["validation"].start + 3)
 

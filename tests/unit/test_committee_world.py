@@ -13,22 +13,11 @@ import statistics
 import pytest
 
 from memex.committee import environment as env_module
-from memex.committee.belief import RegimeBelief
 from memex.committee.environment import CommitteeEnvironment
 from memex.committee.models import CommitteeAction
-from memex.committee.optimizer import optimise
-from memex.committee.research import research_note
-from memex.committee.risk import check_book, initial_covariance, vol_annual_pct
-from memex.committee.tasks import (
-    CANONICAL_SEED,
-    SPLITS,
-    TASK_NAMES,
-    TASKS,
-    episode_grid,
-    generate,
-    split_of,
-)
-from memex.committee.world import (
+from memex.committee.policies.belief import RegimeBelief
+from memex.committee.policies.optimizer import optimise
+from memex.committee.world.market import (
     PERIODS_PER_YEAR,
     REGIMES,
     SECTOR_MEMBERS,
@@ -38,6 +27,17 @@ from memex.committee.world import (
     covariance_pct2,
     draw_returns_pct,
     expected_returns_pct,
+)
+from memex.committee.world.research import research_note
+from memex.committee.world.risk import check_book, initial_covariance, vol_annual_pct
+from memex.committee.world.tasks import (
+    CANONICAL_SEED,
+    SPLITS,
+    TASK_NAMES,
+    TASKS,
+    episode_grid,
+    generate,
+    split_of,
 )
 
 SCRIPT = [

@@ -19,8 +19,7 @@ from __future__ import annotations
 import math
 import random
 
-from memex.committee.tasks import TASKS
-from memex.committee.world import (
+from memex.committee.world.market import (
     CASH_RATE_PCT,
     SECTOR_MEMBERS,
     SECTOR_OF,
@@ -29,6 +28,7 @@ from memex.committee.world import (
     World,
     expected_returns_pct,
 )
+from memex.committee.world.tasks import TASKS
 
 CONVICTION_SCALE_PCT = 1.5
 # The analyst's mood: a bias common to every equity view, drawn per world and per regime the

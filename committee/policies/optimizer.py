@@ -16,8 +16,8 @@ import math
 from collections.abc import Mapping
 from operator import mul
 
-from memex.committee.risk import Cov, sector_weights, vol_annual_pct
-from memex.committee.world import SECTOR_OF, SECTORS, TICKERS
+from memex.committee.world.market import SECTOR_OF, SECTORS, TICKERS
+from memex.committee.world.risk import Cov, sector_weights, vol_annual_pct
 
 FW_ITERATIONS = 80
 GAP_TOLERANCE = 1e-3   # in % a month: far below any decision that matters

@@ -19,8 +19,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from memex.committee.tasks import RegimeProcess
-from memex.committee.world import (
+from memex.committee.world.market import (
     ALPHA_SD_PCT,
     ASSETS,
     CASH_RATE_PCT,
@@ -29,6 +28,7 @@ from memex.committee.world import (
     TICKERS,
     covariance_pct2,
 )
+from memex.committee.world.tasks import RegimeProcess
 
 NAMES: tuple[str, ...] = tuple(REGIMES)
 

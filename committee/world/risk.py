@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from memex.committee.world import (
+from memex.committee.world.market import (
     ASSETS,
     PERIODS_PER_YEAR,
     SECTOR_MEMBERS,

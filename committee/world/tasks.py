@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from memex.committee.world import (
+from memex.committee.world.market import (
     TICKERS,
     Mandate,
     MandateChange,
@@ -40,7 +40,7 @@ SPLITS: dict[str, range] = {
     "validation": range(1_000_000, 1_100_000),
     "test": range(1_100_000, 1_200_000),
 }
-CANONICAL_SEED = SPLITS["train"].start  # never a test seed (issue #16)
+CANONICAL_SEED = SPLITS["train"].start  # a seedless reset never plays a test world
 
 @dataclass(frozen=True)
 class Spell:
@@ -252,3 +252,12 @@ def episode_grid(split: str = "test", episodes_per_task: int = 25,
         raise ValueError(f"unknown tasks {unknown}")
     start = SPLITS[split].start
     return [{"task": t, "seed": start + i} for t in tasks for i in range(episodes_per_task)]
+
+
+def task_catalog() -> dict[str, object]:
+    """The public description of every task and the seed splits (served at `GET /tasks`)."""
+    return {"tasks": [{"name": t.name, "title": t.title, "conflict": t.conflict,
+                       "good_behaviour": t.good_behaviour, "horizon": t.horizon,
+                       "query_budget": t.query_budget,
+                       "regime_process": t.regime_process.as_dict()} for t in TASKS.values()],
+            "splits": {k: [r.start, r.stop - 1] for k, r in SPLITS.items()}}

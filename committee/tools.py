@@ -2,10 +2,11 @@
 
 Each action is a method of `Desk` with typed parameters and a Google-style docstring. `ACTIONS`
 derives from these declarations every other interface: the environment's argument validation,
-the OpenEnv action schema (`CommitteeAction` in `models.py`), the TRL tool class, and the
-prompt's action list. Queries return a note from the Research Analyst or the Risk Officer;
-decisions return an `Order` that the environment executes before the market moves. Every action
-takes one committee meeting, i.e. one period: while the PM asks a question the book is held.
+the OpenEnv action schema (`CommitteeAction` in `models.py`), the adapter's tool schemas for
+LLM tool calling, and the prompt's action list. Queries return a note from the Research
+Analyst or the Risk Officer; decisions return an `Order` that the environment executes before
+the market moves. Every action takes one committee meeting, i.e. one period: while the PM asks
+a question the book is held.
 """
 
 from __future__ import annotations
@@ -13,10 +14,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from memex.committee import risk
 from memex.committee.book import Book
-from memex.committee.research import RESEARCH_TARGETS, research_note
-from memex.committee.world import CASH, SECTORS, TICKERS, World
+from memex.committee.world import risk
+from memex.committee.world.market import CASH, SECTORS, TICKERS, World
+from memex.committee.world.research import RESEARCH_TARGETS, research_note
 from memex.envkit.declarations import ToolSpec, declare, prompt_list
 from memex.envkit.errors import CodedError
 

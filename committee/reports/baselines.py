@@ -1,7 +1,7 @@
 """The committee's baseline report: every baseline policy on every task of one seed split,
 written as Markdown (deterministic: the same command writes the same file).
 
-    .venv/bin/python -m memex.committee.report --split test --episodes 50 \\
+    .venv/bin/python -m memex.committee.reports.baselines --split test --episodes 50 \\
         --out docs/committee_baselines.md
 """
 
@@ -12,59 +12,14 @@ import math
 import statistics
 import sys
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from memex.committee.adapter import ADAPTER, DIFFICULTY
-from memex.committee.environment import CommitteeEnvironment
-from memex.committee.policies import BASELINES, POLICIES, PROBES, Policy, make_policy
-from memex.committee.references import ScoredCommitteeEnvironment, references
-from memex.committee.scoring import REFERENCE_EDGE_PTS, episode_metrics
-from memex.committee.tasks import SPLITS, TASK_NAMES, TASKS, episode_grid, split_of
-from memex.envkit.episodes import EpisodeSpec, LocalSession
+from memex.committee.policies import BASELINES, POLICIES, PROBES
+from memex.committee.references import references
+from memex.committee.reports.episodes import EpisodeResult, run_grid
+from memex.committee.scoring import REFERENCE_EDGE_PTS
+from memex.committee.world.tasks import SPLITS, TASK_NAMES, TASKS, episode_grid
 from memex.evaluation.report import table
-
-
-@dataclass
-class EpisodeResult:
-    policy: str
-    task: str
-    seed: int
-    split: str
-    score: float
-    episode_return: float
-    steps: int
-    metrics: dict[str, Any]
-
-
-def run_episode(policy: Policy, task: str, seed: int | None = None,
-                env: CommitteeEnvironment | None = None) -> EpisodeResult:
-    """Play one in-process, scored episode of `task` (seed None: the canonical instance)."""
-    spec = EpisodeSpec(task, DIFFICULTY, seed, ADAPTER.reset_options(task, DIFFICULTY, seed))
-    episode = ADAPTER.play(LocalSession(env or ScoredCommitteeEnvironment()), policy, spec)
-    metrics = episode_metrics(episode.final)
-    world_seed = episode.state.seed
-    return EpisodeResult(policy.name, task, world_seed, split_of(world_seed), metrics["score"],
-                         episode.episode_return, episode.steps, metrics)
-
-
-def _run_task(args: tuple[str, str, int, tuple[str, ...]]) -> list[EpisodeResult]:
-    task, split, episodes, policies = args
-    grid = episode_grid(split, episodes, (task,))
-    return [run_episode(make_policy(p, g["seed"]), g["task"], g["seed"])
-            for p in policies for g in grid]
-
-
-def run_grid(split: str, episodes: int, policies: Sequence[str] = BASELINES,
-             workers: int = 1) -> list[EpisodeResult]:
-    """Every policy on the first `episodes` seeds of `split`, task by task."""
-    jobs = [(t, split, episodes, tuple(policies)) for t in TASK_NAMES]
-    if workers <= 1:
-        return [r for job in jobs for r in _run_task(job)]
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        return [r for rs in pool.map(_run_task, jobs) for r in rs]
 
 
 def _cell(xs: Sequence[float], signed: bool = False) -> str:
@@ -157,7 +112,7 @@ def main(argv: list[str] | None = None) -> None:
     unknown = [x for x in policies if x not in POLICIES]
     if unknown:
         p.error(f"unknown policies {unknown}; known: {', '.join(POLICIES)}")
-    command = (f".venv/bin/python -m memex.committee.report --split {args.split} "
+    command = (f".venv/bin/python -m memex.committee.reports.baselines --split {args.split} "
                f"--episodes {args.episodes}"
                + (f" --policies {args.policies}" if args.policies != ",".join(BASELINES) else "")
                + (f" --out {args.out}" if args.out else ""))

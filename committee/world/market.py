@@ -10,7 +10,7 @@ so assets in a sector move together, sectors load on one market factor, and gove
 hedge equities in a crisis (negative beta) but not in an inflation scare (positive beta). The
 asset tilts `alpha` are drawn once per world. Cash earns `CASH_RATE_PCT` a month.
 
-The market is calm enough to be read (issue #16): a month's noise is about the size of the gap
+The market is calm enough to be read: a month's noise is about the size of the gap
 between regimes' expected returns (a single tech stock runs at about 9% a year in an
 expansion), so a PM who filters the regime from prices can act on it within a month or two,
 and a PM told the regime beats cash on about 99% of 20-month paths. With twice the noise, luck

@@ -1,6 +1,6 @@
-"""Serve the investment-committee environment:
-`python -m memex.committee.server [--port 7861]`; the ASGI app is
-`memex.committee.server:app` (as `committee/openenv.yaml` declares).
+"""Wiring of the investment-committee app: `python -m memex.committee.server [--port 7861]`
+serves it; the ASGI app is `memex.committee.server.app:app` (as `committee/openenv.yaml`
+declares). The episode logic is in `environment.py`, the actions in `tools.py`.
 
 The app is built by the project's `create_env_app` (OpenEnv `create_app` with typed models,
 `/ws` sessions with a session limit and idle timeout, plus stateful HTTP episodes), and adds:
@@ -18,18 +18,21 @@ server; flags override them.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 import uvicorn
 from fastapi import FastAPI
-from pydantic import Field
 
-from memex.committee.models import CommitteeAction, CommitteeObservation, CommitteeState
+from memex.committee.models import (
+    CommitteeAction,
+    CommitteeObservation,
+    CommitteeResetRequest,
+    CommitteeState,
+)
 from memex.committee.policies import POLICIES
 from memex.committee.references import ScoredCommitteeEnvironment
-from memex.committee.tasks import SPLITS, TASK_NAMES, TASKS
+from memex.committee.world.tasks import TASK_NAMES, task_catalog
 from memex.envkit.http_episodes import (
-    ResetFields,
     create_env_app,
     server_arguments,
 )
@@ -37,15 +40,6 @@ from memex.envkit.sealed import install_sealed, sealed_from_env
 
 DEFAULT_PORT = 7861
 AGENT_POLICIES = ("heuristic", "random", "research_chaser", "always_cash", "query_spammer")
-TaskName = Literal[TASK_NAMES]  # type: ignore[valid-type]
-
-
-class CommitteeResetRequest(ResetFields):
-    task: TaskName = Field(default="guided_allocation", description="One of the four tasks.")
-    seed: int | None = Field(default=None, ge=0, description="Variant seed; omit for the "
-                                                             "task's canonical instance (the "
-                                                             "first train seed, never a test "
-                                                             "seed).")
 
 
 def create_committee_app(max_sessions: int | None = None,
@@ -65,11 +59,7 @@ def create_committee_app(max_sessions: int | None = None,
 
     @app.get("/tasks", tags=["Environment Info"], summary="The tasks and the seed splits")
     async def tasks() -> dict[str, Any]:
-        return {"tasks": [{"name": t.name, "title": t.title, "conflict": t.conflict,
-                           "good_behaviour": t.good_behaviour, "horizon": t.horizon,
-                           "query_budget": t.query_budget,
-                           "regime_process": t.regime_process.as_dict()} for t in TASKS.values()],
-                "splits": {k: [r.start, r.stop - 1] for k, r in SPLITS.items()}}
+        return task_catalog()
 
     @app.get("/info", tags=["Environment Info"], summary="Server settings and live sessions")
     async def info() -> dict[str, Any]:
