@@ -104,7 +104,7 @@ learn: $(VENV)/.all
 # numbers (its defenders table and the leak audit on the split, written into the doc).
 adversary-split: $(VENV)/.all
 	$(PY) -m memex.adversary build-split --defender heuristic --trials 200 --plans 20 \
-		--seeds-per-plan 3 --out adversary/splits/adversarial_v1.json
+		--seeds-per-plan 3 --out scenarios/splits/adversarial_v1.json
 
 # The dry-run model is `train_grpo.py --dry-run`'s checkpoint (trained once, kept in runs/),
 # evaluated as it trains: at most 2 model turns per episode, 64-token replies, no re-asks.
@@ -130,7 +130,7 @@ curriculum: $(VENV)/.all
 
 selfplay: $(VENV)/.all
 	rm -rf runs/selfplay
-	HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false $(PY) -m memex.curriculum.selfplay --dry-run \
+	HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false $(PY) -m memex.adversary.selfplay --dry-run \
 		--rounds 2 --out runs/selfplay
 
 run-committee: $(VENV)/.core

@@ -2,7 +2,12 @@
 `--env memex` (the default) in the trainer, the evaluation harness, the inference agent and the
 demo. Holds the AML prompts (`system_prompt` is the one AML system prompt; AgentOS uses it too),
 the observation renderer, the per-episode metrics and the training-reward signals (computed by
-`graders.training` from the episode record).
+`graders.training` from the episode record), and the AML policies by name (`POLICIES`).
+
+The environment class and the policies are named by import path and imported on first use, so
+importing the prompts loads neither the environment nor the instruments (the surface probes
+live with the leak audit in `memex.audit`). Episode specs and hidden cases come from the one
+reset contract, `scenarios.CaseSpec`.
 """
 
 from __future__ import annotations
@@ -13,16 +18,34 @@ from typing import Any
 from memex.client import MemexEnv
 from memex.envkit.adapter import EnvAdapter
 from memex.envkit.episodes import Episode, EpisodeSpec
+from memex.envkit.targets import Targets
 from memex.graders.terminal import timeout_score
 from memex.graders.training import OsCounts, os_discipline, quality
 from memex.models import MemexAction
-from memex.policies.registry import POLICIES
-from memex.scenarios import DIFFICULTIES, KINDS, SPLITS, generate
+from memex.scenarios import DIFFICULTIES, KINDS, SPLITS, CaseSpec, build
+from memex.scenarios.cases import FIXED_CASES, resolved
 from memex.scenarios.ids import ID_PATTERN
-from memex.scenarios.onemdb import CASE_NAME, build_case
-from memex.scenarios.plan import build as build_from_plan
-from memex.server.environment import MemexEnvironment
 from memex.server.tools import TOOLS, prompt_tool_list
+
+# The AML policies by name: baselines, exploit probes, the heuristic and the oracle.
+POLICIES = Targets({
+    "heuristic": "memex.policies.heuristic:Heuristic",
+    "oracle": "memex.policies.oracle:Oracle",
+    "random": "memex.policies.probes:RandomPolicy",
+    "always_sar": "memex.policies.probes:AlwaysSar",
+    "always_close": "memex.policies.probes:AlwaysClose",
+    "all_codes_sar": "memex.policies.probes:AllCodesSar",
+    "tool_spam": "memex.policies.probes:ToolSpam",
+    "os_farming": "memex.policies.probes:OsFarming",
+    "never_decide": "memex.policies.probes:NeverDecide",
+    "memorised_closer": "memex.audit.surface_probes:MemorisedCloser",
+    "memorised_sar": "memex.audit.surface_probes:MemorisedSar",
+    "alert_only": "memex.audit.surface_probes:AlertOnly",
+    "one_lookup": "memex.audit.surface_probes:OneLookup",
+})
+PROBES = ("always_sar", "always_close", "all_codes_sar", "tool_spam", "os_farming",
+          "never_decide", "random", "memorised_closer", "memorised_sar", "alert_only",
+          "one_lookup")
 
 _SYSTEM = """\
 You are an anti-money-laundering investigator at a bank. A transaction-monitoring alert fired. \
@@ -61,7 +84,7 @@ class MemexAdapter(EnvAdapter):
     tasks = tuple(KINDS)
     difficulties = tuple(DIFFICULTIES)
     splits = SPLITS
-    env_cls = MemexEnvironment
+    env_cls = "memex.server.environment:MemexEnvironment"
     client_cls = MemexEnv
     server_module = "memex.openenv_server"
     tool_specs = TOOLS
@@ -83,9 +106,9 @@ class MemexAdapter(EnvAdapter):
         "distinct manual sections loaded.")
 
     def reset_options(self, task: str, difficulty: str, seed: int | None) -> dict[str, Any]:
-        if task == "1mdb":
-            return {"case": "1mdb"}
-        return {"seed": seed, "difficulty": difficulty, "kind": task}
+        if task in FIXED_CASES:
+            return CaseSpec(case=task).options()
+        return CaseSpec(seed=seed, difficulty=difficulty, kind=task).options()
 
     # -- prompting --
     def system_prompt(self, obs: Any, *, tool_list: bool, compact: bool = False) -> str:
@@ -150,15 +173,10 @@ class MemexAdapter(EnvAdapter):
 
     # -- truth and measurement --
     def case_for(self, spec: EpisodeSpec) -> Any:
-        if spec.reset.get("case") == CASE_NAME:
-            return build_case()
-        if spec.reset.get("seed") is None:
-            return None
-        r = spec.reset
-        if r.get("plan") is not None:  # an adversary-made case (`scenarios.plan`)
-            return build_from_plan(r["plan"], int(r["seed"]))
-        kwargs = {k: r[k] for k in ("variant", "benign_share") if r.get(k) is not None}
-        return generate(int(r["seed"]), r.get("difficulty", "medium"), r.get("kind"), **kwargs)
+        """The case the spec's reset options name, or None when the environment draws it (no
+        seed): what the server builds, built here from the same `CaseSpec`."""
+        case = resolved(CaseSpec.of(spec.reset))
+        return None if case.seed is None and case.case is None else build(case)
 
     def truth_json(self, case: Any) -> Any:
         return case.truth.model_dump(mode="json")

@@ -50,13 +50,14 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args
 
-from memex.envkit.adapter import EnvAdapter, get_adapter
+from memex.envkit.adapter import EnvAdapter
 from memex.envkit.episodes import EnvSessionError, Episode, EpisodeSpec
 from memex.envkit.llm_options import (
     EndpointError,
     LLMOptions,
+    ToolMode,
     add_llm_arguments,
     describe_error,
     options_from_args,
@@ -65,6 +66,7 @@ from memex.envkit.llm_options import (
 )
 from memex.envkit.replies import ParsedAction
 from memex.envkit.traces import Trace
+from memex.registry import get_adapter
 
 DEFAULT_REPLY_RETRIES = 3
 RETRY_STATUS = (408, 429)  # and every 5xx
@@ -241,13 +243,13 @@ class LLMPolicy:
 
     needs_case = False
 
-    def __init__(self, adapter: EnvAdapter, backend: Any, *, tool_mode: str = "native",
+    def __init__(self, adapter: EnvAdapter, backend: Any, *, tool_mode: ToolMode = "native",
                  reply_retries: int = DEFAULT_REPLY_RETRIES, compact: bool = False,
                  max_prompt_chars: int | None = None, prompt_tokens: int | None = None,
                  count_tokens: Callable[[str], int] | None = None, name: str | None = None,
                  run_token: bool = False):
-        if tool_mode not in ("native", "text"):
-            raise ValueError("tool_mode must be 'native' or 'text'")
+        if tool_mode not in get_args(ToolMode):
+            raise ValueError(f"tool_mode must be one of {get_args(ToolMode)}")
         self.adapter = adapter
         self.backend = backend
         self.tool_mode = tool_mode

@@ -97,10 +97,11 @@ from pathlib import Path
 from typing import Any
 
 from memex.curriculum.training import GroupCurriculum
-from memex.envkit.adapter import EnvAdapter, get_adapter
+from memex.envkit.adapter import EnvAdapter
 from memex.envkit.episodes import Episode, EpisodeSpec
 from memex.envkit.replies import ParsedAction
 from memex.inference import PROMPTING_FILE, resolve_model
+from memex.registry import get_adapter
 
 REWARD_NAMES = ("format", "quality", "outcome", "os")
 LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]

@@ -1,11 +1,15 @@
 """The launderer adversary: designs cases (plans) that a defender fails on and the oracle solves.
 
+An instrument, above what it attacks: it imports the AML environment, the evaluation harness
+and the curriculum; nothing below imports it. The split it writes is data in
+`memex.scenarios.splits`, which the server and the harness read from there.
+
 A plan (`memex.scenarios.plan.CasePlan`) is one point of a bounded, documented knob space:
 kind and variant (the cover story and which cross-check fails), which other checks are written,
 structure (layers, hops, decoys, history, background), amounts and their spread, timing and the
 step budget. `scenarios.plan.build(plan, seed)` makes the case deterministically.
 
-Public API (stable; the curriculum's self-play calls `search`):
+Public API (stable; self-play, `memex.adversary.selfplay`, calls `search`):
 
 - `search(defender="heuristic", *, trials=40, seeds=(0, 1, 2), sampler_seed=0, kinds=None,
   fixed=None, base_url=None, workers=1, ray_address=None, llm=None, progress=True,
@@ -26,15 +30,15 @@ Public API (stable; the curriculum's self-play calls `search`):
 - `Scorer(defender, base_url=None)`: reusable scorer on one environment replica.
 - `ScorerPool(defender, workers=2, base_url=None, ray_address=None)`: Ray actors;
   `.score_many([(plan, seeds), ...])`.
-- `load_split(name="adversarial_v1") -> list[SplitEntry]` and `split_specs(...)`: the fixed,
-  versioned adversarial test split (`adversary/splits/*.json`), used by
-  `python -m memex.evaluation.harness --split adversarial`.
-- The launderer as an OpenEnv environment: `memex.adversary.environment.LaunderEnvironment`
-  (action = a plan, reward = the defender's failure, an invalid plan a typed `invalid_plan`
-  error), served by `python -m memex.adversary.server`, typed client
-  `memex.adversary.client.LaunderEnv`, registered as `--env launderer`.
+- The launderer as an OpenEnv environment, in the shape of every environment here
+  (`models.py`, `client.py`, `server/app.py`, `environment.py`, `tools.py`; README.md):
+  `LaunderEnvironment` (action = a plan, reward = the defender's failure, an invalid plan a
+  typed `invalid_plan` error), served by `python -m memex.adversary.server`, typed client
+  `LaunderEnv`, registered as `--env launderer`.
+- Self-play (`selfplay`): adversary rounds and defender rounds around one PLR buffer.
 
-CLI: `python -m memex.adversary {search,build-split,evaluate,audit,report}` (see `__main__`).
+CLI: `python -m memex.adversary {search,build-split,evaluate,audit,report}` (see `__main__`),
+`python -m memex.adversary.selfplay`.
 """
 
 from __future__ import annotations
@@ -42,7 +46,6 @@ from __future__ import annotations
 from memex.adversary.distributed import ScorerPool
 from memex.adversary.scoring import ScoredPlan, Scorer
 from memex.adversary.search import DEFAULT_SEEDS, search, suggest
-from memex.adversary.splits import SplitEntry, load_split, split_specs
 
 
 def score_plan(plan, seeds, defender="heuristic", base_url=None) -> ScoredPlan:
@@ -54,5 +57,5 @@ def score_plan(plan, seeds, defender="heuristic", base_url=None) -> ScoredPlan:
         scorer.close()
 
 
-__all__ = ["DEFAULT_SEEDS", "ScoredPlan", "Scorer", "ScorerPool", "SplitEntry", "load_split",
-           "score_plan", "search", "split_specs", "suggest"]
+__all__ = ["DEFAULT_SEEDS", "ScoredPlan", "Scorer", "ScorerPool", "score_plan", "search",
+           "suggest"]

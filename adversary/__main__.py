@@ -2,7 +2,7 @@
 
     python -m memex.adversary search --defender heuristic --trials 60 [--workers 2]
     python -m memex.adversary build-split --defender heuristic --trials 200 --plans 20 \
-        --seeds-per-plan 3 --out adversary/splits/adversarial_v1.json
+        --seeds-per-plan 3 --out scenarios/splits/adversarial_v1.json
     python -m memex.adversary evaluate --defenders heuristic,alert_only [--workers 2]
     python -m memex.adversary audit [--split adversarial_v1] [--doc docs/adversary.md]
     python -m memex.adversary report --defenders heuristic,oracle,ckpt:PATH --doc docs/adversary.md
@@ -19,12 +19,15 @@ import shlex
 import sys
 from pathlib import Path
 
+from memex.adversary.distributed import ScorerPool
+from memex.adversary.report import report
 from memex.adversary.scoring import Scorer
 from memex.adversary.search import DEFAULT_SEEDS, search
-from memex.adversary.splits import LATEST, SEED_BASE, SplitEntry, write_split
+from memex.audit.adversarial import audit_split
 from memex.envkit.llm_options import add_llm_arguments, options_from_args
 from memex.evaluation.report import replace_section
 from memex.scenarios.plan import PlanError, mirror, parse
+from memex.scenarios.splits import LATEST, SEED_BASE, SplitEntry, load_split, write_split
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -109,9 +112,6 @@ def evaluate_split(name: str, defenders: list[str], *, workers: int = 1,
                    ray_address: str | None = None, base_url: str | None = None) -> str:
     """A markdown table: per defender and entry role, its and the oracle's decision accuracy
     and mean return on the split's cases (over Ray actors when `workers > 1`)."""
-    from memex.adversary.distributed import ScorerPool
-    from memex.adversary.splits import load_split
-
     entries = load_split(name)
     items = [(e.plan, (e.seed,)) for e in entries]
     lines = ["| defender | cases | n | defender acc | defender return | oracle acc | "
@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
     _common(b)
     b.add_argument("--plans", type=int, default=20)
     b.add_argument("--seeds-per-plan", type=int, default=3)
-    b.add_argument("--out", default=f"adversary/splits/{LATEST}.json")
+    b.add_argument("--out", default=f"scenarios/splits/{LATEST}.json")
     e = sub.add_parser("evaluate", help="play a split's cases: defenders vs the oracle")
     e.add_argument("--split", default=LATEST)
     e.add_argument("--defenders", default="heuristic")
@@ -194,8 +194,6 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "build-split":
         return build_split(args, command)
     if args.command == "report":
-        from memex.adversary.report import report
-
         text = report(args.defenders.split(","), test_episodes=args.test_episodes,
                       seeds_per_plan=args.seeds_per_plan, split=args.split, pairs=args.pairs,
                       test_tasks=args.test_tasks and args.test_tasks.split(","),
@@ -211,8 +209,6 @@ def main(argv: list[str] | None = None) -> int:
         print(evaluate_split(args.split, args.defenders.split(","), workers=args.workers,
                              ray_address=args.ray_address, base_url=args.env_url))
         return 0
-    from memex.adversary.audit import audit_split
-
     text, ok = audit_split(args.split, args.seeds_per_entry)
     if args.out:
         Path(args.out).write_text(text)

@@ -1,9 +1,10 @@
 """The launderer adversary behind the environment-adapter protocol (`memex.envkit.adapter`):
-`--env launderer` in the trainer, the evaluation harness, the inference agent and the demo.
+`--env launderer` (`memex.registry`) in the trainer, the evaluation harness, the inference
+agent and the demo.
 
 - tasks are the defenders to beat (AML baselines); one difficulty, `standard`; seeds pick the
   case seeds each plan is played on.
-- one tool, `submit_plan`, whose arguments are a `scenarios.plan.CasePlan`.
+- one tool, `submit_plan` (`tools.py`), whose arguments are a `scenarios.plan.CasePlan`.
 - no hidden case: the launderer sees the whole knob space; `truth_json` is None.
 - `outcome`: `invalid` (a plan outside the space, or one the oracle cannot solve), `fooled`
   (valid and the defender got a case wrong) or `held`; `success` = fooled.
@@ -18,21 +19,14 @@ import json
 from typing import Any, ClassVar
 
 from memex.adversary.client import LaunderEnv
-from memex.adversary.environment import DEFENDERS, LaunderEnvironment
-from memex.adversary.models import LaunderAction, LaunderObservation
+from memex.adversary.models import DEFENDERS, LaunderAction, LaunderObservation
+from memex.adversary.search import suggest
+from memex.adversary.tools import SUBMIT_PLAN, TOOLS
 from memex.envkit.adapter import EnvAdapter
-from memex.envkit.declarations import ToolSpec
 from memex.envkit.episodes import Episode, EpisodeSpec
-from memex.policies.base import SeededPolicy
-from memex.scenarios.plan import CasePlan
+from memex.envkit.policy import SeededPolicy
+from memex.scenarios import SPLITS
 
-TOOL = ToolSpec(
-    name="submit_plan", category="terminal",
-    description="Submit one case plan: kind and variant (the cover story and which cross-check "
-                "fails) plus optional knobs within the knob space. Rewarded by the defender's "
-                "failure on the plan's cases, if the oracle can still solve them.",
-    params={name: (f.description or "") for name, f in CasePlan.model_fields.items()},
-    args_model=CasePlan)
 SQUEEZE_BUDGET = (11, 13)
 
 _SYSTEM = """\
@@ -48,9 +42,7 @@ class _Planner(SeededPolicy[LaunderObservation, LaunderAction]):
     budget: tuple[int, int] | None = None
 
     def act(self, obs: LaunderObservation) -> LaunderAction:
-        import optuna
-
-        from memex.adversary.search import suggest
+        import optuna  # the search's optimiser: loaded only when a planner plays
 
         optuna.logging.set_verbosity(optuna.logging.WARNING)
         sampler = optuna.samplers.RandomSampler(seed=self.rng.randrange(2**31))
@@ -72,13 +64,11 @@ class LaunderAdapter(EnvAdapter):
     name = "launderer"
     tasks = ("heuristic",)
     difficulties = ("standard",)
-    splits: ClassVar = {"train": range(0, 1_000_000),
-                        "validation": range(1_000_000, 1_100_000),
-                        "test": range(1_100_000, 1_200_000)}
-    env_cls = LaunderEnvironment
+    splits = SPLITS  # a seed picks the AML case seeds its plans are played on
+    env_cls = "memex.adversary.environment:LaunderEnvironment"
     client_cls = LaunderEnv
     server_module = "memex.adversary.server"
-    tool_specs: ClassVar = {TOOL.name: TOOL}
+    tool_specs = TOOLS
     policies: ClassVar = {"random": RandomPlanner, "squeezer": Squeezer}
     eval_policies = ("random", "squeezer")
     demonstrator = "squeezer"
@@ -99,10 +89,10 @@ class LaunderAdapter(EnvAdapter):
         return LaunderAction(plan=dict(arguments))
 
     def action_call(self, action: Any) -> tuple[str, dict[str, Any]]:
-        return TOOL.name, dict(action.plan)
+        return SUBMIT_PLAN.name, dict(action.plan)
 
     def action_text(self, action: Any) -> str:
-        return json.dumps({"tool": TOOL.name, "arguments": action.plan})
+        return json.dumps({"tool": SUBMIT_PLAN.name, "arguments": action.plan})
 
     def malformed_action(self) -> Any:
         return LaunderAction(plan={})

@@ -7,6 +7,7 @@ a cluster instead. Used by `search.search(workers=N)` and `evaluate_split(worker
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
@@ -24,8 +25,6 @@ class _Worker:
         return self.scorer.score(plan, seeds).to_dict()
 
     def pid(self) -> int:
-        import os
-
         return os.getpid()
 
 

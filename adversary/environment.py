@@ -6,7 +6,8 @@ Observation
     `score` (validity, the defender's and the oracle's accuracy and return) or a typed `error`.
 
 Actions
-    `LaunderAction(plan)`: one case plan (`scenarios.plan.CasePlan` as a dict).
+    `LaunderAction(plan)`: one case plan (`scenarios.plan.CasePlan` as a dict), the one tool
+    `submit_plan` (`tools.py`).
 
 Reward
     The defender's failure on the plan's cases (`adversary.scoring`: 0.75 x wrong decisions +
@@ -31,6 +32,9 @@ from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import EnvironmentMetadata
 
 from memex.adversary.models import (
+    DEFENDERS,
+    MAX_PLANS,
+    MAX_SEEDS_PER_PLAN,
     LaunderAction,
     LaunderError,
     LaunderObservation,
@@ -38,21 +42,22 @@ from memex.adversary.models import (
     PlanScore,
 )
 from memex.adversary.scoring import Scorer
-from memex.envkit.errors import CodedError
-from memex.scenarios.plan import FLOAT_BOUNDS, INT_BOUNDS, RANGE_BOUNDS, PlanError, parse
+from memex.scenarios import DIFFICULTIES, KINDS
+from memex.scenarios.plan import (
+    FLOAT_BOUNDS,
+    INT_BOUNDS,
+    RANGE_BOUNDS,
+    CasePlan,
+    PlanError,
+    parse,
+)
+from memex.scenarios.story import POOLS
 
-DEFENDERS = ("heuristic", "random", "always_sar", "always_close", "alert_only", "one_lookup")
-MAX_SEEDS_PER_PLAN = 8
-MAX_PLANS = 16
 _SYSTEM_RNG = random.SystemRandom()
 
 
 def knob_space() -> dict[str, Any]:
     """The knob space as data (what a launderer agent reads; `scenarios.plan` documents it)."""
-    from memex.scenarios.generator import KINDS
-    from memex.scenarios.plan import CasePlan
-    from memex.scenarios.story import POOLS
-
     kinds = {}
     for name, spec in KINDS.items():
         variants = {}
@@ -61,7 +66,7 @@ def knob_space() -> dict[str, Any]:
             variants[v] = {"rule": scheme.rule, "anchor": scheme.anchor,
                            "other_checks": [c for c in POOLS[scheme.rule] if c != scheme.anchor]}
         kinds[name] = {"suspicious": spec.suspicious, "variants": variants}
-    return {"kinds": kinds, "difficulties": ["easy", "medium", "hard"],
+    return {"kinds": kinds, "difficulties": list(DIFFICULTIES),
             "int": {k: list(v) for k, v in INT_BOUNDS.items()},
             "float": {k: list(v) for k, v in FLOAT_BOUNDS.items()},
             "range": {k: list(v) for k, v in RANGE_BOUNDS.items()}}
@@ -155,5 +160,3 @@ class LaunderEnvironment(Environment[LaunderAction, LaunderObservation, LaunderS
             self._scorer.close()
             self._scorer = None
 
-
-__all__ = ["CodedError", "LaunderEnvironment", "knob_space"]

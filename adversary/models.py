@@ -1,4 +1,5 @@
-"""The launderer environment's wire contract: typed Action, Observation and State.
+"""The launderer environment's wire contract: typed Action, Observation and State, and the
+body of `POST /reset`.
 
 `LaunderAction.plan` is a case plan (`scenarios.plan.CasePlan` as a dict). The observation
 carries the knob space (at reset), the defender's name and, after a plan, its scores; never the
@@ -7,12 +8,20 @@ cases the plan made (their truth is the plan itself, which the launderer already
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from openenv.core.env_server.types import Action, Observation, State
 from pydantic import BaseModel, Field
 
+from memex.envkit.http_episodes import ResetFields
+
 ErrorCode = Literal["invalid_plan", "episode_done", "no_episode"]
+# The AML baselines a launderer may play against (names of `memex.adapter.POLICIES`).
+Defender = Literal["heuristic", "random", "always_sar", "always_close", "alert_only",
+                   "one_lookup"]
+DEFENDERS: tuple[Defender, ...] = get_args(Defender)
+MAX_SEEDS_PER_PLAN = 8
+MAX_PLANS = 16
 
 
 class LaunderAction(Action):
@@ -58,3 +67,12 @@ class LaunderState(State):
     invalid_plans: int = 0
     best_failure: float = 0.0
     done: bool = False
+
+
+class LaunderResetRequest(ResetFields):
+    """The body of `POST /reset`: its fields are `LaunderEnvironment.reset`'s keywords."""
+
+    seed: int | None = Field(default=None, ge=0, description="Picks the case seeds.")
+    defender: Defender = Field(default="heuristic", description="The AML baseline to beat.")
+    seeds_per_plan: int = Field(default=2, ge=1, le=MAX_SEEDS_PER_PLAN)
+    plans: int = Field(default=1, ge=1, le=MAX_PLANS)

@@ -26,8 +26,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from memex.adversary.splits import LATEST, header, load_split
+from memex.adapter import ADAPTER
+from memex.evaluation.harness import policy_maker, run_grid
 from memex.evaluation.report import replace_section
+from memex.scenarios.splits import LATEST, header, load_split
 
 MARK = "adversary-report"
 ROLES = ("adversary", "mirror")
@@ -47,7 +49,7 @@ def report_specs(adapter: Any, test_episodes: int, seeds_per_plan: int, split: s
         k = per.get((e.pair, e.role), 0)
         per[(e.pair, e.role)] = k + 1
         if k < seeds_per_plan and (pairs is None or e.pair < pairs):
-            spec = e.spec()
+            spec = e.spec().episode()
             adversarial.append(spec)
             roles[spec.key] = e.role
     if list(test_tasks or ()) == ["split"]:
@@ -68,8 +70,6 @@ def score_capped(adapter: Any, spec: Any, row: dict[str, Any]) -> dict[str, Any]
 
 def play(adapter: Any, defenders: Sequence[str], specs: Sequence[Any], *, llm: Any = None,
          progress: bool = True) -> list[dict[str, Any]]:
-    from memex.evaluation.harness import policy_maker, run_grid
-
     makers = [policy_maker(adapter, d, llm=llm) for d in defenders]
     rows = run_grid(adapter, makers, specs, workers=1, traces="none", progress=progress)
     by_key = {s.key: s for s in specs}
@@ -114,8 +114,6 @@ def report(defenders: Sequence[str], *, test_episodes: int = 1, seeds_per_plan: 
            out: Path = Path("runs/adversary_report"), doc: Path | None = None,
            section: str = MARK, command: str = "", progress: bool = True) -> str:
     """Play, tabulate, write `out` (and the doc's section); returns the section's markdown."""
-    from memex.adapter import ADAPTER
-
     test, adversarial, roles = report_specs(ADAPTER, test_episodes, seeds_per_plan, split,
                                             pairs, test_tasks, test_difficulties)
     rows = [{**r, "split": "test"} for r in play(ADAPTER, defenders, test, llm=llm,

@@ -19,9 +19,11 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from memex.adapter import ADAPTER
 from memex.envkit.episodes import EpisodeSpec
+from memex.evaluation.harness import policy_maker
+from memex.scenarios import CaseSpec, build
 from memex.scenarios.plan import CasePlan, parse
-from memex.scenarios.plan import build as build_case
 
 FAILURE_WRONG = 0.75
 FAILURE_REGRET = 0.25
@@ -51,16 +53,13 @@ class ScoredPlan:
 
 def spec_for(plan: CasePlan, seed: int, repeat: int = 0) -> EpisodeSpec:
     """The episode spec of (plan, seed): reset options carry the plan (never observed)."""
-    return EpisodeSpec(plan.kind, plan.difficulty, seed, {"seed": seed, "plan": plan.to_dict()},
-                       repeat)
+    return CaseSpec.from_plan(plan.to_dict(), seed).episode(repeat)
 
 
 def play_one(session: Any, plan: CasePlan, seed: int, policy: str | Any) -> dict[str, Any]:
     """One episode of `policy` (a baseline name or a `PolicyMaker`) on (plan, seed)."""
-    from memex.adapter import ADAPTER
-
     spec = spec_for(plan, seed)
-    case = build_case(plan, seed)
+    case = build(CaseSpec.of(spec.reset))
     if isinstance(policy, str):
         agent = ADAPTER.make_policy(policy, seed=zlib.crc32(f"{policy}|{spec.key}".encode()))
         label, max_steps = policy, None
@@ -97,13 +96,9 @@ class Scorer:
 
     def __init__(self, defender: str | Any = "heuristic", base_url: str | None = None,
                  llm: Any = None):
-        from memex.adapter import ADAPTER
-
         self.base_url = base_url
         self.session = ADAPTER.open(base_url)
         if isinstance(defender, str) and defender.startswith(("llm:", "ckpt:")):
-            from memex.evaluation.harness import policy_maker
-
             defender = policy_maker(ADAPTER, defender, llm=llm)
         self.defender = defender
         self.label = defender if isinstance(defender, str) else defender.label

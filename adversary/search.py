@@ -17,8 +17,11 @@ from typing import Any
 
 from tqdm import tqdm
 
+from memex.adversary.distributed import ScorerPool
 from memex.adversary.scoring import ScoredPlan, Scorer
+from memex.scenarios import DIFFICULTIES, KINDS
 from memex.scenarios.plan import FLOAT_BOUNDS, INT_BOUNDS, RANGE_BOUNDS, CasePlan, parse
+from memex.scenarios.story import POOLS, SINGLE_VIEW
 
 DEFAULT_SEEDS = (0, 1, 2)   # train-split seeds; the adversarial split replays plans on test seeds
 
@@ -28,9 +31,6 @@ def suggest(trial: Any, kinds: Sequence[str] | None = None,
     """A plan from an optuna trial: every knob of `scenarios.plan` within its bounds, except
     those in `fixed` (e.g. {"difficulty": "hard"}). Conditional knobs (variant, checks,
     second_failing) get parameter names per kind/variant, so TPE models each space apart."""
-    from memex.scenarios.generator import KINDS
-    from memex.scenarios.story import POOLS, SINGLE_VIEW
-
     fixed = dict(fixed or {})
     kind = fixed.pop("kind", None) or trial.suggest_categorical("kind", list(kinds or KINDS))
     spec = KINDS[kind]
@@ -38,7 +38,7 @@ def suggest(trial: Any, kinds: Sequence[str] | None = None,
         f"variant|{kind}", list(spec.variants))
     data: dict[str, Any] = {"kind": kind, "variant": variant}
     data["difficulty"] = fixed.pop("difficulty", None) or trial.suggest_categorical(
-        "difficulty", ["easy", "medium", "hard"])
+        "difficulty", list(DIFFICULTIES))
     probe = CasePlan(kind=kind, variant=variant)
     scheme = probe.scheme()
     others = [c for c in POOLS[scheme.rule] if c != scheme.anchor]
@@ -80,8 +80,6 @@ def search(defender: str | Any = "heuristic", *, trials: int = 40,
                                 sampler=optuna.samplers.TPESampler(seed=sampler_seed))
     pool = None
     if workers > 1 or ray_address:
-        from memex.adversary.distributed import ScorerPool
-
         pool = ScorerPool(defender, workers=workers, base_url=base_url,
                           ray_address=ray_address, llm=llm)
         score_batch = pool.score_many

@@ -7,17 +7,19 @@ parses one tool call per reply (retrying malformed replies), and steps every env
 batch through the Rust runtime. Finished episodes free their session for the next queued one.
 
 The system prompt is the AML adapter's (`memex.adapter.MemexAdapter.system_prompt`, the one the
-inference agent and the trainer use). Tool calls: with `tool_mode="tools"` the request carries
-the 18 tools as OpenAI function specs (`MemexAdapter.tool_schemas`) and
-`tool_choice="required"`, which vLLM enforces with JSON-constrained decoding; with
-`tool_mode="json"` it asks for `{"tool": ..., "arguments": {...}}` text under a JSON-schema
-`response_format`.
+inference agent and the trainer use). Tool calls, in the tool modes of the inference agent
+(`envkit.llm_options.ToolMode`): with `tool_mode="native"` the request carries the 18 tools as
+OpenAI function specs (`MemexAdapter.tool_schemas`) and `tool_choice="required"`, which vLLM
+enforces with JSON-constrained decoding; with `tool_mode="text"` it asks for
+`{"tool": ..., "arguments": {...}}` text under a JSON-schema `response_format`. Each episode is
+a case of the one reset contract, `scenarios.CaseSpec`.
 
-    from memex.agent_os_core.agent_os import AgentOS, EpisodeSpec, LLMConfig
+    from memex.agent_os_core.agent_os import AgentOS, LLMConfig
+    from memex.scenarios import CaseSpec
 
     aos = AgentOS(["http://127.0.0.1:8000"], LLMConfig("http://127.0.0.1:8011/v1", "my-model"),
                   concurrency=16)
-    outcomes = aos.run([EpisodeSpec(seed=s, difficulty="hard") for s in range(64)])
+    outcomes = aos.run([CaseSpec(seed=s, difficulty="hard") for s in range(64)])
 
 `LLMConfig.from_options` builds the config from the shared LLM options (`envkit.llm_options`,
 the flags and environment variables of the inference agent and the harness), after
@@ -33,7 +35,7 @@ import time
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 import httpx
 from tqdm import tqdm
@@ -51,9 +53,10 @@ from memex.agent_os_core.memory_manager import (
     TokenCounter,
 )
 from memex.agent_os_core.runtime import EnvBatch, StepResult
-from memex.envkit.llm_options import LLMOptions
+from memex.envkit.llm_options import LLMOptions, ToolMode
 from memex.envkit.replies import read_call
 from memex.models import TOOL_NAMES, MemexObservation
+from memex.scenarios import CaseSpec
 
 log = logging.getLogger(__name__)
 
@@ -73,7 +76,7 @@ class LLMConfig:
     base_url: str
     model: str
     api_key: str | None = None
-    tool_mode: Literal["tools", "json"] = "tools"
+    tool_mode: ToolMode = "native"
     temperature: float = 0.0
     max_tokens: int = 512
     timeout_s: float = 120.0
@@ -83,13 +86,13 @@ class LLMConfig:
     @classmethod
     def from_options(cls, opts: LLMOptions, **overrides: Any) -> LLMConfig:
         """The config for the shared LLM options (`envkit.llm_options`, the flags of the
-        inference agent and the harness); `opts.tool_mode` "native" -> "tools", "text" ->
-        "json" ("auto": resolve it first with `prepare_endpoint`)."""
+        inference agent and the harness; "auto": resolve its tool mode first with
+        `prepare_endpoint`)."""
         opts.require()
         if opts.tool_mode == "auto":
             raise ValueError("resolve tool_mode 'auto' with envkit.llm_options.prepare_endpoint")
         return cls(opts.base_url, opts.model, opts.api_key,
-                   "tools" if opts.tool_mode == "native" else "json", opts.temperature,
+                   opts.tool_mode, opts.temperature,
                    opts.max_tokens, opts.timeout_s, opts.max_retries, **overrides)
 
 
@@ -103,21 +106,9 @@ class MemoryConfig:
     compactor_llm: LLMConfig | None = None  # None: the deterministic extractive compactor
 
 
-@dataclass(frozen=True)
-class EpisodeSpec:
-    seed: int | None = None
-    difficulty: str = "medium"
-    kind: str | None = None
-    options: dict[str, Any] = field(default_factory=dict)
-
-    def reset_options(self) -> dict[str, Any]:
-        return {"seed": self.seed, "difficulty": self.difficulty, "kind": self.kind,
-                **self.options}
-
-
 @dataclass
 class EpisodeOutcome:
-    spec: EpisodeSpec
+    spec: CaseSpec
     key: str
     steps: int = 0
     episode_return: float = 0.0
@@ -170,7 +161,7 @@ class LLMClient:
         body: dict[str, Any] = {"model": self.cfg.model, "messages": messages,
                                 "temperature": self.cfg.temperature,
                                 "max_tokens": self.cfg.max_tokens}
-        if self.cfg.tool_mode == "tools":
+        if self.cfg.tool_mode == "native":
             body["tools"] = self.tools
             body["tool_choice"] = "required"
         else:
@@ -252,9 +243,9 @@ class AgentOS:
         """The AML adapter's system prompt (the one the inference agent uses), with the tool
         list when replies are JSON text."""
         return ADAPTER.system_prompt(MemexObservation.model_validate(observation),
-                                     tool_list=self.llm_cfg.tool_mode == "json")
+                                     tool_list=self.llm_cfg.tool_mode == "text")
 
-    def _start(self, slot: int, spec: EpisodeSpec, index: int, reply: StepResult) -> _Active:
+    def _start(self, slot: int, spec: CaseSpec, index: int, reply: StepResult) -> _Active:
         key = f"ep{index}-s{spec.seed}"
         mem = MemoryManager(key, self.counter, self.l3, self._compactor(),
                             self.memory_cfg.l1_tokens, self.memory_cfg.l2_tokens,
@@ -279,7 +270,7 @@ class AgentOS:
         vectors = self.l3.embedder.encode(queries, query=True) if queries else []
         return dict(zip(slots, vectors, strict=True))
 
-    def run(self, specs: Sequence[EpisodeSpec], progress: bool = True) -> list[EpisodeOutcome]:
+    def run(self, specs: Sequence[CaseSpec], progress: bool = True) -> list[EpisodeOutcome]:
         """Play every spec to its end; outcomes in the order of `specs`."""
         if not specs:
             return []
@@ -297,7 +288,7 @@ class AgentOS:
                     starts.append((free.pop(0), *queue.popleft()))
                 if not starts:
                     return
-                replies = batch.reset([s.reset_options() for _, _, s in starts],
+                replies = batch.reset([s.options() for _, _, s in starts],
                                       which=[slot for slot, _, _ in starts])
                 for (slot, index, spec), reply in zip(starts, replies, strict=True):
                     active[slot] = self._start(slot, spec, index, reply)

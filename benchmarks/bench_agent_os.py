@@ -19,7 +19,7 @@ parses every observation into Python dicts (`Reply.json()`), for callers that wa
 Client CPU is this process's user+system time (all threads) per step; server CPU is the server
 process's. With `--replicas R` the runtime also runs with sessions sharded over R servers.
 
-Goals (issue 6): at 64 episodes, (a) ≥ 3× (b)'s episodes/s, and (a)'s client CPU per step
+Goals: at 64 episodes, (a) ≥ 3× (b)'s episodes/s, and (a)'s client CPU per step
 ≤ 1/3 of (c)'s. The table prints both ratios measured in this run.
 """
 

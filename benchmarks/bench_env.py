@@ -6,8 +6,8 @@ total of Memex replicas (`--replicas`, one process per core), and server memory 
         [--step-rounds 5]
 
 Both servers run under uvicorn in subprocesses built by the same `create_env_app`; the same
-asyncio WebSocket client drives both, so the ratio isolates what Memex adds. Targets (issue
-#12, 2 cores): Memex / echo >= 0.6 at 64 sessions through one process; in-process step p50
+asyncio WebSocket client drives both, so the ratio isolates what Memex adds. Targets (2
+cores): Memex / echo >= 0.6 at 64 sessions through one process; in-process step p50
 <= 100 us (three tools right after each reset; a second line gives the p50 over the heuristic
 investigator's whole episodes). The replicas line spreads the same 64 sessions round-robin
 over N processes.

@@ -11,7 +11,7 @@ subject entity of the case that the agent saw and that left L1. Each fact is que
 - by description, without any ID: the record's fields from the case data (amounts, dates,
   channel, names...), as an agent that remembers *what* but not *which* would ask.
 
-recall@5 is the share of facts with a top-5 hit that names the fact's ID (goal ≥ 95%, issue 6).
+recall@5 is the share of facts with a top-5 hit that names the fact's ID (goal ≥ 95%).
 Latency is one `L3Index.search` (query embedding + three LanceDB rankings + fusion), p50/p95.
 The run also calibrates the relevance gate's similarity threshold (the highest that keeps 95% of
 the asked-for records) and prints what share of the other top-20 candidates it lets through,

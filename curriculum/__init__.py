@@ -4,7 +4,8 @@ Public API (import from `memex.curriculum`):
 
 - `Level(seed, difficulty, kind, variant=None, plan=None)`: one case exactly. `plan` is the
   adversary's JSON-able dict of story knobs (`env.reset(..., plan=plan)`); `level.key` is its
-  canonical identity, `level.to_spec(adapter, repeat=0)` the `EpisodeSpec` the play loops take
+  canonical identity, `level.case` its `scenarios.CaseSpec`, `level.to_spec(repeat=0)` the
+  `EpisodeSpec` the play loops take
   (`EnvAdapter.play`, `train_grpo.RolloutEngine`, `evaluation.harness.run_grid`),
   `Level.from_spec(spec)` the way back, `to_json()` / `from_json()` for files.
 - `LevelSpace.of(adapter, split="train", kinds=None, difficulties=None, seeds=None)`: where
@@ -25,16 +26,16 @@ Public API (import from `memex.curriculum`):
 Where it is used: `train_grpo.py --curriculum plr` (training groups sampled from the buffer,
 each group's returns update its level's score), `evaluation.harness --curriculum plr` (levels
 sampled by regret against the oracle; sampled-level statistics in the report),
-`python -m memex.curriculum.curve` (the PLR curve, docs/curriculum.md) and
-`python -m memex.curriculum.selfplay` (adversary rounds and defender rounds).
+`python -m memex.curriculum.curve` (the PLR curve, docs/curriculum.md) and self-play
+(`python -m memex.adversary.selfplay`: adversary rounds and defender rounds around a buffer).
 
     from memex.curriculum import Level, PLRBuffer, LevelSpace, RegretOracle
-    from memex.envkit.adapter import get_adapter
+    from memex.registry import get_adapter
     adapter = get_adapter("memex")
     buffer = PLRBuffer(capacity=64, temperature=0.3, staleness=0.3, replay_prob=0.5, seed=0,
                        space=LevelSpace.of(adapter, "train"))
     level = buffer.sample()
-    spec = level.to_spec(adapter)  # play it, then:
+    spec = level.to_spec()  # play it, then:
     buffer.update(level, score)
     buffer.add(Level(7, "hard", "layering", plan={...}), score=1.2)  # an adversary's plan
 """

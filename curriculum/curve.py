@@ -35,7 +35,7 @@ from memex.curriculum.defenders import BlindSpot
 from memex.curriculum.levels import Level, LevelSpace
 from memex.curriculum.oracle import RegretOracle, play_level
 from memex.curriculum.plr import PLRBuffer, UniformSampler
-from memex.envkit.adapter import get_adapter
+from memex.registry import get_adapter
 
 DEFENDERS = ("blind_spot:layering", "heuristic")
 
@@ -204,7 +204,7 @@ def report(results: list[dict[str, Any]], args: argparse.Namespace, command: str
         "--curriculum-updates N --policies P,...` evaluates on the levels PLR samples by the "
         "first policy's regret against the oracle and adds the sampled-level statistics to "
         "the report.",
-        "- Self-play: `python -m memex.curriculum.selfplay --dry-run --rounds 2 --out "
+        "- Self-play: `python -m memex.adversary.selfplay --dry-run --rounds 2 --out "
         "runs/selfplay` (`make selfplay`) alternates adversary rounds (`memex.adversary.search`"
         "; the hardest valid plans enter the buffer as levels) and defender rounds "
         "(`train_grpo.py --curriculum plr` on that buffer); rounds, scores and plans go to "

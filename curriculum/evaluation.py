@@ -36,7 +36,7 @@ def plr_grid(adapter: Any, policy: str, play: Callable[[list[EpisodeSpec]], list
     scores: list[float] = []
     while buffer.sampled < updates:
         levels = [buffer.sample() for _ in range(min(batch, updates - buffer.sampled))]
-        specs = [lv.to_spec(adapter, repeat=i) for i, lv in enumerate(levels)]
+        specs = [lv.to_spec(repeat=i) for i, lv in enumerate(levels)]
         for level, episode_return in zip(levels, play(specs), strict=True):
             score = oracle.regret(level, episode_return)
             buffer.update(level, score)
@@ -44,7 +44,7 @@ def plr_grid(adapter: Any, policy: str, play: Callable[[list[EpisodeSpec]], list
     distinct: dict[str, Level] = {}
     for draw in buffer.history:
         distinct.setdefault(draw.level.key, draw.level)
-    grid = [lv.to_spec(adapter, r) for lv in distinct.values() for r in range(repeats)]
+    grid = [lv.to_spec(r) for lv in distinct.values() for r in range(repeats)]
     note = (f"Grid: PLR over split `{split}` ({len(space.kinds)} tasks x "
             f"{len(space.difficulties)} difficulties x {episodes} seeds), {updates} draws "
             f"scored by `{policy}`'s regret against the oracle: the {len(distinct)} distinct "

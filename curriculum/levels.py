@@ -4,9 +4,10 @@ A `Level` names one case exactly: its seed, difficulty, kind and variant (None: 
 generator draws for that seed), and an optional `plan` — the story knobs the launderer adversary
 chose (a `scenarios.plan.CasePlan` as a JSON-able dict; `env.reset(seed=..., plan=...)` builds
 the case from it; `Level.from_plan(plan, seed)` takes kind, difficulty and variant from it).
-`Level.to_spec(adapter)` turns it into the `EpisodeSpec` every play loop takes (the trainer's
-rollouts, the evaluation harness, `EnvAdapter.play`); `Level.from_spec` goes back. `Level.key`
-is a canonical JSON string: two levels are the same level exactly when their keys are equal.
+`Level.case` is its `scenarios.CaseSpec` (the one reset contract), and `Level.to_spec()` the
+`EpisodeSpec` every play loop takes (the trainer's rollouts, the evaluation harness,
+`EnvAdapter.play`); `Level.from_spec` goes back. `Level.key` is a canonical JSON string: two
+levels are the same level exactly when their keys are equal.
 
 A `LevelSpace` draws fresh levels uniformly over kind x difficulty x seed from one split's seed
 range, with the RNG the caller passes (so a sampler that owns the RNG stays deterministic).
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memex.envkit.episodes import EpisodeSpec
+from memex.scenarios import CaseSpec
 
 
 @dataclass(frozen=True)
@@ -83,22 +85,24 @@ class Level:
         return cls(int(data["seed"]), str(data["difficulty"]), str(data["kind"]),
                    data.get("variant"), data.get("plan"))
 
-    def to_spec(self, adapter: Any, repeat: int = 0) -> EpisodeSpec:
-        """The episode spec of this level for `adapter` (its reset options, plus the variant and
-        the plan when set). The spec's task label is the kind."""
-        reset = dict(adapter.reset_options(self.kind, self.difficulty, self.seed))
-        if self.variant is not None:
-            reset["variant"] = self.variant
+    @property
+    def case(self) -> CaseSpec:
+        """The case this level names (seed, difficulty, kind, the variant and plan when set)."""
+        fixed = {"variant": self.variant} if self.variant is not None else {}
         if self.plan is not None:
-            reset["plan"] = json.loads(json.dumps(self.plan))
-        return EpisodeSpec(self.kind, self.difficulty, self.seed, reset, repeat)
+            fixed["plan"] = json.loads(json.dumps(self.plan))
+        return CaseSpec(seed=self.seed, difficulty=self.difficulty, kind=self.kind, **fixed)
+
+    def to_spec(self, repeat: int = 0) -> EpisodeSpec:
+        """The episode spec of this level: its case's, the task label being the kind."""
+        return self.case.episode(repeat)
 
     @classmethod
     def from_spec(cls, spec: EpisodeSpec) -> Level:
-        if spec.seed is None:
-            raise ValueError(f"episode {spec.key} has no seed: it is not a level")
-        return cls(int(spec.seed), spec.difficulty, spec.task, spec.reset.get("variant"),
-                   spec.reset.get("plan"))
+        case = CaseSpec.of(spec.reset)
+        if case.seed is None or case.kind is None:
+            raise ValueError(f"episode {spec.key} names no seed and kind: it is not a level")
+        return cls(case.seed, case.difficulty, case.kind, case.variant, case.plan)
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ def play_level(adapter: Any, policy: Any, level: Level, repeat: int = 0) -> Epis
     """One episode of `policy` on `level`, on a fresh in-process session."""
     session = adapter.open()
     try:
-        return adapter.play(session, policy, level.to_spec(adapter, repeat))
+        return adapter.play(session, policy, level.to_spec(repeat))
     finally:
         session.close()
 

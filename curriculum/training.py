@@ -70,7 +70,7 @@ class GroupCurriculum:
         """The episode spec of the next group: a level sampled from the buffer."""
         level = self.buffer.sample()
         self._replayed[level.key] = self.buffer.history[-1].replay
-        return level.to_spec(self.adapter)
+        return level.to_spec()
 
     def record(self, spec: EpisodeSpec, returns: list[float]) -> float:
         """Score the level a group played from its returns; update the buffer; log; save."""

@@ -2,18 +2,19 @@
 agent and the demo need to know about an OpenEnv environment.
 
 `train_grpo.py`, `inference.py`, `evaluation.harness` and `evaluation.demo` take `--env NAME`;
-`get_adapter(NAME)` returns an `EnvAdapter`. Registered names resolve lazily by import path, so
-this module imports no environment: `memex` (the AML investigation, `memex.adapter:ADAPTER`),
-`committee` (the investment committee, `memex.committee.adapter:ADAPTER`) and `launderer` (the
-adversary that designs AML cases, `memex.adversary.adapter:ADAPTER`). Any other adapter is
-reachable as `--env package.module:ATTRIBUTE`.
+`memex.registry.get_adapter(NAME)` returns the `EnvAdapter` registered under that name. This
+module names no environment: an adapter names its own environment class by import path
+(`env_cls`, resolved by `envkit.targets` on first use), so importing an adapter for its prompts
+loads no environment.
 
 An adapter says, in one place per concept:
 
 - identity and grid: `name`, `tasks` (kinds or task names), `difficulties`, `splits` (seeds);
-- running: `env_cls` (in process), `client_cls` (WebSocket), `open(base_url)` -> `Session`,
+- running: `env_cls` (in process: the class, or its import path "package.module:Class"),
+  `client_cls` (WebSocket), `open(base_url)` -> `Session`,
   `server_module` (`python -m <it> --port N` serves the environment);
-- baselines: `policies` (name -> factory), `eval_policies`, `demonstrator`, `make_policy`;
+- baselines: `policies` (name -> factory; an `envkit.targets.Targets` names them by import
+  path), `eval_policies`, `demonstrator`, `make_policy`;
 - the episode grid: `grid(split, ...)` -> `EpisodeSpec`s (task label, difficulty, seed, the
   reset options);
 - hidden truth: `case_for(spec)` regenerates the world client-side (for oracles, metrics and
@@ -30,7 +31,7 @@ An adapter says, in one place per concept:
 - training: `reward_components(episode)` ("quality", "os"), `timeout_return(case)`.
 
 A policy is any object with `name`, `needs_case`, `reset(obs, case=None)` and
-`act(obs) -> Action` (see `memex.policies.base.Policy`); `EnvAdapter.play` runs one over a
+`act(obs) -> Action` (see `envkit.policy.Policy`); `EnvAdapter.play` runs one over a
 `Session` (`envkit.episodes.play`, with the hidden case regenerated when needed) and returns an
 `Episode` record that every consumer measures, logs and traces (`EnvAdapter.trace`) the same
 way.
@@ -39,7 +40,7 @@ Implementing another environment: subclass `EnvAdapter`, set the attributes abov
 the methods the base class leaves open (`case_for`, `truth_json`, `metrics`, `outcome`,
 `system_prompt`, `make_action`, `action_call`,
 `reward_components`, `timeout_return`), expose an instance and register it
-(`register(name, "module:attr")`).
+(`memex.registry.register(name, "module:attr")`).
 The generic parts — sessions, the seeded grid, JSON tool-call parsing (`envkit.replies`), the
 observation block, traces — come from the base class. The last user message of every prompt carries
 `<observation episode="KEY">{observation JSON}</observation>` (the convention the test-double
@@ -48,8 +49,6 @@ LLM server and AgentOS read); KEY is stable for one episode.
 
 from __future__ import annotations
 
-import functools
-import importlib
 import json
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
@@ -68,38 +67,9 @@ from memex.envkit.episodes import (
 )
 from memex.envkit.errors import validation_message
 from memex.envkit.replies import ParsedAction, read_call
+from memex.envkit.targets import resolve
 from memex.envkit.traces import Trace
 
-_REGISTRY: dict[str, str] = {
-    "memex": "memex.adapter:ADAPTER",
-    "committee": "memex.committee.adapter:ADAPTER",
-    "launderer": "memex.adversary.adapter:ADAPTER",
-}
-
-
-def register(name: str, target: str) -> None:
-    """Make `--env name` resolve to `target` ("package.module:ATTRIBUTE"), imported on first use."""
-    _REGISTRY[name] = target
-    get_adapter.cache_clear()
-
-
-def registered() -> tuple[str, ...]:
-    return tuple(_REGISTRY)
-
-
-@functools.cache
-def get_adapter(name: str = "memex") -> EnvAdapter:
-    """The adapter registered as `name`, or the one at import path `module:attr`."""
-    target = _REGISTRY.get(name, name)
-    if ":" not in target:
-        raise KeyError(f"unknown environment {name!r}; registered: {', '.join(_REGISTRY)} "
-                       "(or give an import path 'package.module:ATTRIBUTE')")
-    module, attr = target.split(":", 1)
-    obj = getattr(importlib.import_module(module), attr)
-    return obj() if isinstance(obj, type) else obj
-
-
-# ---- the adapter ------------------------------------------------------------------------------
 
 class EnvAdapter(ABC):
     """Base class of environment adapters; see the module docstring for the contract."""
@@ -108,7 +78,7 @@ class EnvAdapter(ABC):
     tasks: tuple[str, ...]
     difficulties: tuple[str, ...]
     splits: Mapping[str, range]
-    env_cls: type
+    env_cls: type | str  # the environment class, or its import path "package.module:Class"
     client_cls: type
     server_module: str
     tool_specs: Mapping[str, ToolSpec]  # name -> the tool's declaration
@@ -124,7 +94,11 @@ class EnvAdapter(ABC):
         """A session on a new in-process environment, or a WebSocket session on `base_url`."""
         if base_url:
             return RemoteSession(self.client_cls, base_url)
-        return LocalSession(self.env_cls())
+        return LocalSession(self.environment_class()())
+
+    def environment_class(self) -> type:
+        """The in-process environment class (`env_cls`, imported on first use when a path)."""
+        return resolve(self.env_cls) if isinstance(self.env_cls, str) else self.env_cls
 
     def play(self, session: Session, policy: Any, spec: EpisodeSpec, *, case: Any = None,
              max_steps: int | None = None,

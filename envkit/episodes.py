@@ -20,7 +20,7 @@ from memex.envkit.errors import PolicyFailure
 
 
 class Policy(Protocol):
-    """What `play` needs of a policy (`memex.policies.base.Policy` is the base class)."""
+    """What `play` needs of a policy (`envkit.policy.Policy` is the base class)."""
 
     name: str
     needs_case: bool

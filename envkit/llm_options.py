@@ -25,14 +25,17 @@ import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal, get_args
 
 import httpx
 
 from memex.envkit.errors import PolicyFailure
 from memex.envkit.tokens import TokenCounter
 
-TOOL_MODES = ("auto", "native", "text")
+# How a model is asked for a tool call: "native" sends the tools as function specs (the server
+# enforces the call), "text" lists them in the prompt and reads a JSON call out of the reply.
+ToolMode = Literal["native", "text"]
+TOOL_MODES: tuple[str, ...] = ("auto", *get_args(ToolMode))  # "auto": resolved per endpoint
 KEY_VARIABLES = ("API_KEY", "OPENAI_API_KEY", "HF_TOKEN")
 PROBE_TIMEOUT_S = 120.0  # a CPU server answers the one-token probes slowly
 

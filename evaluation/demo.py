@@ -25,12 +25,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from memex.envkit.adapter import EnvAdapter, get_adapter
-from memex.envkit.episodes import EnvSessionError, Episode, EpisodeSpec
+from memex.envkit.adapter import EnvAdapter
+from memex.envkit.episodes import EnvSessionError, Episode
 from memex.envkit.llm_options import EndpointError, add_llm_arguments, options_from_args
 from memex.evaluation.harness import policy_maker
 from memex.inference import ERROR_SOURCES, play_recorded
+from memex.registry import get_adapter
+from memex.scenarios import CaseSpec
 from memex.scenarios.manual import SECTIONS
+from memex.scenarios.onemdb import CASE_NAME
 
 
 def _names(episode: Episode) -> dict[str, str]:
@@ -157,7 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
 
     adapter = get_adapter("memex")
-    spec = EpisodeSpec("1mdb", "hard", None, adapter.reset_options("1mdb", "hard", None))
+    spec = CaseSpec(case=CASE_NAME, difficulty="hard").episode()  # the 1MDB case is a hard one
     try:
         maker = policy_maker(adapter, args.policy, llm=options_from_args(args))
     except EndpointError as exc:

@@ -52,9 +52,8 @@ from typing import Any
 
 from tqdm import tqdm
 
-from memex.adversary.splits import header, split_specs
 from memex.curriculum.evaluation import plr_grid
-from memex.envkit.adapter import EnvAdapter, get_adapter
+from memex.envkit.adapter import EnvAdapter
 from memex.envkit.episodes import EnvSessionError, Episode, EpisodeSpec
 from memex.envkit.llm_options import (
     EndpointError,
@@ -75,6 +74,8 @@ from memex.inference import (
     episode_trace,
     play_recorded,
 )
+from memex.registry import get_adapter
+from memex.scenarios.splits import header, split_specs
 
 # ---- policies ---------------------------------------------------------------------------------
 
@@ -287,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
     difficulties = args.difficulties.split(",") if args.difficulties else \
         list(adapter.difficulties)
     if args.split.startswith("adversarial") and args.env == "memex":
-        # The adversary's fixed plans (`memex.adversary.splits`): every entry, --episodes unused.
+        # The adversary's fixed plans (`memex.scenarios.splits`): every entry, --episodes unused.
         specs = split_specs(args.split, args.tasks and tasks, args.difficulties and difficulties,
                             args.repeats)
         grid_note = (f"Grid: adversarial split `{header(args.split)['name']}` (adversary-made "

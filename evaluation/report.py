@@ -89,7 +89,7 @@ def table(header: Sequence[str], body: Iterable[Sequence[Any]], *,
     return "\n".join(lines)
 
 
-# Per-kind bars (issue 14): the heuristic decides at least this share of a kind's cases, every
+# Per-kind bars: the heuristic decides at least this share of a kind's cases, every
 # probe's mean return sits at least this far below the heuristic's (15% of the terminal score's
 # range), and the oracle's mean return reaches this.
 KIND_HEURISTIC_MIN_ACCURACY = 0.75

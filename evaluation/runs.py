@@ -11,9 +11,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from memex.adapter import ADAPTER
-from memex.envkit.episodes import EpisodeSpec, LocalSession
+from memex.envkit.episodes import LocalSession
+from memex.envkit.policy import Policy
 from memex.envkit.traces import Trace
-from memex.policies.base import Policy
+from memex.scenarios import CaseSpec
 from memex.server.environment import MemexEnvironment
 
 _SYSTEM_RNG = random.SystemRandom()
@@ -42,14 +43,14 @@ class EpisodeResult:
 
 def run_episode(policy: Policy, seed: int | None, difficulty: str, kind: str | None = None,
                 env: MemexEnvironment | None = None, record: bool = False,
-                **reset_kwargs: Any) -> EpisodeResult:
-    """Play one in-process episode (a random seed when `seed` is None and no fixed case is
+                **case: Any) -> EpisodeResult:
+    """Play one in-process episode on the case `seed`, `difficulty`, `kind` and the other
+    `CaseSpec` keywords in `case` name (a random seed when `seed` is None and no fixed case is
     named); with `record`, keep a `memex-trace/1` trace (truth in the footer, since the runner
     generated the case)."""
-    if seed is None and "case" not in reset_kwargs:
+    if seed is None and "case" not in case:
         seed = _SYSTEM_RNG.randrange(1_000_000)
-    options = {"seed": seed, "difficulty": difficulty, "kind": kind, **reset_kwargs}
-    spec = EpisodeSpec(kind or "any", difficulty, seed, options)
+    spec = CaseSpec(seed=seed, difficulty=difficulty, kind=kind, **case).episode()
     episode = ADAPTER.play(LocalSession(env or MemexEnvironment()), policy, spec)
     terminal = episode.final.metadata["terminal"]
     state, truth = episode.state, episode.case.truth

@@ -1,6 +1,6 @@
-"""Policies for both environments: the one `Policy` base (`base`), and the AML environment's
-scripted policies (`scripted`), baselines and exploit probes (`probes`), oracle (`oracle`) and
-heuristic investigator (`heuristic`), by name in `registry`. The committee's policies live in
-`memex.committee.policies` and derive from the same base. Importing this package imports none
-of them.
+"""The AML environment's scripted agents: scripted policies (`scripted`), baselines and exploit
+probes (`probes`), the oracle (`oracle`) and the heuristic investigator (`heuristic`). They
+derive from the one `Policy` base (`memex.envkit.policy`) and are listed by name in
+`memex.adapter.POLICIES` (with the surface probes of `memex.audit`). The committee's policies
+live in `memex.committee.policies`. Importing this package imports none of them.
 """

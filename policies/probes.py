@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from memex.envkit.policy import SeededPolicy
 from memex.models import TOOL_NAMES, MemexAction, MemexObservation
-from memex.policies.base import SeededPolicy
 from memex.policies.scripted import ScriptedPolicy, act, seen_ids
 from memex.scenarios import vocab
-from memex.scenarios.manual import RED_FLAG_CODES, SECTIONS, TYPOLOGIES
+from memex.scenarios.manual import RED_FLAG_CODES, SECTIONS
+from memex.scenarios.model import TYPOLOGIES
 
 
 class AlwaysSar(ScriptedPolicy):

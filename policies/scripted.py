@@ -7,8 +7,8 @@ from abc import abstractmethod
 from collections.abc import Generator
 from typing import Any
 
+from memex.envkit.policy import Policy
 from memex.models import MemexAction, MemexObservation
-from memex.policies.base import Policy
 from memex.scenarios.case import Case
 
 Script = Generator[MemexAction, MemexObservation, None]

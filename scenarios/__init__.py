@@ -1,6 +1,9 @@
-"""The AML world: an immutable `Case` (public view + hidden ground truth) from a seed."""
+"""The AML world, at the bottom of the house: an immutable `Case` (public view + hidden ground
+truth) from a `CaseSpec`, by `build(spec)`; the labels (difficulties, typologies, kinds) every
+other room reads from here; the adversarial test split (`splits`)."""
 
 from memex.scenarios.case import Case
+from memex.scenarios.cases import build
 from memex.scenarios.generator import (
     BENIGN_KINDS,
     DEFAULT_BENIGN_SHARE,
@@ -10,7 +13,8 @@ from memex.scenarios.generator import (
     generate,
     split_of,
 )
-from memex.scenarios.model import DIFFICULTIES, PublicCase
+from memex.scenarios.model import DIFFICULTIES, TYPOLOGIES, Difficulty, PublicCase, Typology
+from memex.scenarios.spec import CaseSpec
 from memex.scenarios.truth import GroundTruth
 
 __all__ = [
@@ -20,9 +24,14 @@ __all__ = [
     "KINDS",
     "SPLITS",
     "SUSPICIOUS_KINDS",
+    "TYPOLOGIES",
     "Case",
+    "CaseSpec",
+    "Difficulty",
     "GroundTruth",
     "PublicCase",
+    "Typology",
+    "build",
     "generate",
     "split_of",
 ]

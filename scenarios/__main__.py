@@ -11,9 +11,10 @@ import sys
 from collections.abc import Iterable
 
 from memex.scenarios.case import Case
-from memex.scenarios.generator import DEFAULT_BENIGN_SHARE, KINDS, generate
+from memex.scenarios.cases import FIXED_CASES, build
+from memex.scenarios.generator import DEFAULT_BENIGN_SHARE, KINDS
 from memex.scenarios.model import DIFFICULTIES, PublicCase
-from memex.scenarios.onemdb import CASE_NAME, build_case
+from memex.scenarios.spec import CaseSpec
 
 
 def _money(x: float | None) -> str:
@@ -90,17 +91,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--difficulty", choices=DIFFICULTIES, default="medium")
     p.add_argument("--kind", default=None,
-                   help=f"one of {', '.join(KINDS)}, 'benign', 'suspicious', or '{CASE_NAME}' "
-                        "for the fixed case; default: sampled")
+                   help=f"one of {', '.join(KINDS)}, 'benign', 'suspicious', or a fixed case "
+                        f"({', '.join(FIXED_CASES)}); default: sampled")
     p.add_argument("--variant", default=None)
     p.add_argument("--benign-share", type=float, default=DEFAULT_BENIGN_SHARE)
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     p.add_argument("--with-truth", action="store_true", help="also print the hidden answer")
     args = p.parse_args(argv)
     try:
-        case = build_case() if args.kind == CASE_NAME else generate(
-            args.seed, args.difficulty, args.kind, variant=args.variant,
+        spec = CaseSpec(case=args.kind) if args.kind in FIXED_CASES else CaseSpec(
+            seed=args.seed, difficulty=args.difficulty, kind=args.kind, variant=args.variant,
             benign_share=args.benign_share)
+        case = build(spec)
     except ValueError as exc:
         p.error(str(exc))
     if args.json:

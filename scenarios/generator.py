@@ -4,7 +4,7 @@ The world is a shared surface plus a latent story. For the rule a kind fires, on
 (`scenarios.surfaces`) draws everything the alert shows, identically for benign and suspicious
 kinds; the kind's story (`scenarios.story`, `scenarios.checks`) writes the views beyond the alert
 as cross-checks that corroborate (benign) or expose a cover story (suspicious). The label lives
-only in relations between two views; `evaluation.leak_audit` measures that no single view tells.
+only in relations between two views; `audit.leak_audit` measures that no single view tells.
 
 One `random.Random` is created per case from `(seed, difficulty)` and passed through every
 builder; nothing reads a global RNG, uuid4 or the clock, so the same arguments give the same
@@ -19,6 +19,7 @@ policy trained on the train split has never seen.
 from __future__ import annotations
 
 import random
+from typing import Any
 
 from memex.scenarios.benign import (
     cash_business,
@@ -35,6 +36,7 @@ from memex.scenarios.builder import CaseBuilder
 from memex.scenarios.case import Case
 from memex.scenarios.kinds import KindSpec
 from memex.scenarios.model import DIFFICULTIES, Difficulty
+from memex.scenarios.story import build_case
 from memex.scenarios.typologies import (
     elder_exploitation,
     funnel_account,
@@ -128,12 +130,10 @@ def generate(seed: int, difficulty: Difficulty = "medium", kind: str | None = No
     return spec.build(CaseBuilder(rng, difficulty), variant)
 
 
-def generate_from_plan(plan, seed: int) -> Case:
+def generate_from_plan(plan: Any, seed: int) -> Case:
     """The case of a validated `scenarios.plan.CasePlan` and a seed (use `scenarios.plan.build`
     for unvalidated input). Same RNG and draws as `generate`, so a plan fixing only kind,
     variant and difficulty gives `generate(seed, difficulty, kind, variant=variant)`."""
-    from memex.scenarios.story import build_case
-
     rng = random.Random(f"memex|{seed}|{plan.difficulty}")
     rng.random(), rng.random()  # the kind and variant draws `generate` makes first
     spec = KINDS[plan.kind]

@@ -6,13 +6,15 @@ BSA/AML Examination Manual; FATF Recommendations and trade-based ML indicators).
 sections are irrelevant to any given alert on purpose: an investigator has to choose what to
 load into a three-section kernel.
 
-`RED_FLAG_CODES` is the closed list SAR findings must use; `TYPOLOGIES` the closed list of
-typology labels a SAR may carry.
+`RED_FLAG_CODES` is the closed list SAR findings must use (the typology labels a SAR may
+carry are `scenarios.model.TYPOLOGIES`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from memex.scenarios.model import TYPOLOGIES
 
 CTR_THRESHOLD_USD = 10_000.0
 SAR_THRESHOLD_SUSPECT_USD = 5_000.0
@@ -24,9 +26,6 @@ BENEFICIAL_OWNER_PERCENT = 25.0
 OFAC_AGGREGATE_OWNERSHIP_PERCENT = 50.0
 PRICE_DEVIATION_TOLERANCE = 0.25
 
-TYPOLOGIES: tuple[str, ...] = ("structuring", "layering", "trade_based", "funnel_account",
-                               "loan_back", "sanctions_evasion", "real_estate",
-                               "elder_exploitation")
 # Figures of the typology sections (11.x), stated once.
 FUNNEL_MIN_DEPOSITS = 10
 FUNNEL_MIN_LOCATIONS = 3

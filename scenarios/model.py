@@ -12,14 +12,18 @@ generated case cannot be mutated after the fact.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from memex.envkit.trusted import Trusted
 
 Difficulty = Literal["easy", "medium", "hard"]
-DIFFICULTIES: tuple[Difficulty, ...] = ("easy", "medium", "hard")
+DIFFICULTIES: tuple[Difficulty, ...] = get_args(Difficulty)
+# The typology labels a SAR may carry: one per suspicious kind (`generator.SUSPICIOUS_KINDS`).
+Typology = Literal["structuring", "layering", "trade_based", "funnel_account", "loan_back",
+                   "sanctions_evasion", "real_estate", "elder_exploitation"]
+TYPOLOGIES: tuple[Typology, ...] = get_args(Typology)
 
 Channel = Literal["cash", "wire", "ach", "card", "cheque"]
 RiskRating = Literal["low", "medium", "high"]

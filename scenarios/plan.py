@@ -35,7 +35,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import sys
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -43,6 +42,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from memex.envkit.errors import CodedError, validation_message
 from memex.scenarios.case import Case
 from memex.scenarios.difficulty import KNOBS, Knobs
+from memex.scenarios.generator import KINDS, generate_from_plan
+from memex.scenarios.model import Difficulty
+from memex.scenarios.story import POOLS, SINGLE_VIEW, Scheme
 
 PLAN_VERSION = 1
 # (low, high) of every numeric knob; the search (`memex.adversary.search`) reads the same table.
@@ -76,7 +78,7 @@ class CasePlan(BaseModel):
     version: Literal[1] = PLAN_VERSION
     kind: str = Field(max_length=64)
     variant: str = Field(max_length=64)
-    difficulty: Literal["easy", "medium", "hard"] = "medium"
+    difficulty: Difficulty = "medium"
     checks: tuple[str, ...] | None = Field(default=None, min_length=1, max_length=5)
     second_failing: str | None = Field(default=None, max_length=32)
     layers: int | None = _int("layers")
@@ -93,17 +95,12 @@ class CasePlan(BaseModel):
     step_budget: int | None = _int("step_budget")
 
     # ---- derived ---------------------------------------------------------------------------
-    def scheme(self) -> Any:
-        """The variant's `story.Scheme` (rule, anchor), from its kind module's SCHEMES."""
-        from memex.scenarios.generator import KINDS
-
-        module = sys.modules[KINDS[self.kind].build.__module__]
-        return module.SCHEMES[self.variant]
+    def scheme(self) -> Scheme:
+        """The variant's `story.Scheme` (rule, anchor), from its kind's `KindSpec.schemes`."""
+        return KINDS[self.kind].schemes[self.variant]
 
     @property
     def suspicious(self) -> bool:
-        from memex.scenarios.generator import KINDS
-
         return KINDS[self.kind].suspicious
 
     def knobs(self) -> Knobs:
@@ -150,9 +147,6 @@ def parse(data: CasePlan | dict[str, Any] | str) -> CasePlan:
 
 
 def _check(plan: CasePlan) -> None:
-    from memex.scenarios.generator import KINDS
-    from memex.scenarios.story import POOLS, SINGLE_VIEW
-
     spec = KINDS.get(plan.kind)
     if spec is None:
         raise PlanError(f"kind: unknown {plan.kind!r}; choose one of {', '.join(KINDS)}")
@@ -184,22 +178,17 @@ def _check(plan: CasePlan) -> None:
 
 def build(plan: CasePlan | dict[str, Any] | str, seed: int) -> Case:
     """The case of (plan, seed): `generator.generate_from_plan` after validation."""
-    from memex.scenarios.generator import generate_from_plan
-
     return generate_from_plan(parse(plan), seed)
 
 
 def mirror(plan: CasePlan) -> CasePlan:
     """The same plan with a kind of the other class: same rule, same anchor check, every
     structural knob kept (so a set of plans with their mirrors shows no class in its knobs)."""
-    from memex.scenarios.generator import KINDS
-
     scheme = plan.scheme()
     for spec in KINDS.values():
         if spec.suspicious == plan.suspicious:
             continue
-        module = sys.modules[spec.build.__module__]
-        for variant, other in module.SCHEMES.items():
+        for variant, other in spec.schemes.items():
             if other.rule == scheme.rule and other.anchor == scheme.anchor:
                 return plan.model_copy(update={"kind": spec.name, "variant": variant,
                                                "second_failing": None})

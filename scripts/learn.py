@@ -44,12 +44,13 @@ from pathlib import Path
 from typing import Any
 
 from memex import train_grpo
-from memex.envkit.adapter import EnvAdapter, get_adapter
+from memex.envkit.adapter import EnvAdapter
 from memex.envkit.episodes import EpisodeSpec
 from memex.evaluation.report import replace_section
 from memex.inference import load_local_model
+from memex.registry import get_adapter
 
-# Sizes. `full` (the default) is the size: >= 200 held-out test episodes per model,
+# Sizes. `full` (the default) is the specified size: >= 200 held-out test episodes per model,
 # sized to fit 90 minutes on 2 cores even while other jobs load them (docs/training.md has the
 # measured wall time and load); `small` is a smoke test of the same pipeline.
 SIZES: dict[str, dict[str, Any]] = {

@@ -22,23 +22,23 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any
 
 from fastapi import FastAPI, HTTPException
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import Field
 
-from memex.adversary.splits import load_split
 from memex.envkit.http_episodes import ResetFields, create_env_app
 from memex.envkit.sealed import install_sealed, sealed_from_env
 from memex.models import MemexAction, MemexObservation, MemexState
 from memex.policies.heuristic import Heuristic
 from memex.policies.probes import RandomPolicy
-from memex.scenarios import BENIGN_KINDS, DEFAULT_BENIGN_SHARE, DIFFICULTIES, SUSPICIOUS_KINDS
-from memex.scenarios.onemdb import CASE_NAME
+from memex.scenarios import BENIGN_KINDS, DIFFICULTIES, SUSPICIOUS_KINDS, CaseSpec
+from memex.scenarios.cases import FIXED_CASES
+from memex.scenarios.splits import load_split
 from memex.server.environment import MemexEnvironment
-from memex.server.tools import TOOLS
+from memex.server.tools import TOOLS, manual_index
 from memex.state_manager import (
     DEFAULT_KERNEL_CAPACITY,
     DEFAULT_RAM_PAGES,
@@ -51,21 +51,15 @@ FRONTEND_DIST = Path(__file__).resolve().parents[1] / "frontend" / "dist"
 AGENT_POLICIES = {"heuristic": Heuristic, "random": RandomPolicy}
 
 
-class MemexResetRequest(ResetFields):
-    seed: int | None = Field(default=None, ge=0)
-    difficulty: Literal["easy", "medium", "hard"] = "medium"
-    kind: str | None = Field(default=None, max_length=64)
-    variant: str | None = Field(default=None, max_length=64)
-    case: str | None = Field(default=None, max_length=64)
-    benign_share: float = Field(default=DEFAULT_BENIGN_SHARE, gt=0, lt=1)
-    ram_pages: int = Field(default=DEFAULT_RAM_PAGES, ge=MIN_MEMORY_SLOTS, le=MAX_MEMORY_SLOTS)
+class MemexResetRequest(ResetFields, CaseSpec):
+    """The body of `POST /reset`: the case (`scenarios.CaseSpec`, the one reset contract) and
+    the machine it is played on (the OS sizes, which are not the case's)."""
+
+    ram_pages: int = Field(default=DEFAULT_RAM_PAGES, ge=MIN_MEMORY_SLOTS, le=MAX_MEMORY_SLOTS,
+                           description="RAM pages: the tool results the agent keeps in view.")
     kernel_capacity: int = Field(default=DEFAULT_KERNEL_CAPACITY, ge=MIN_MEMORY_SLOTS,
-                                 le=MAX_MEMORY_SLOTS)
-    plan: dict[str, Any] | Annotated[str, Field(max_length=64)] | None = Field(
-        default=None, description=(
-            "A case plan (`scenarios.plan`), or a reference 'adversarial/INDEX' to an entry of "
-            "the adversarial split: the case is built from (plan, seed). Served back only "
-            "with the truth of a finished episode."))
+                                 le=MAX_MEMORY_SLOTS,
+                                 description="Manual sections the kernel holds.")
 
 
 def _adversarial_cases() -> int:
@@ -83,6 +77,7 @@ def create_memex_app(max_sessions: int | None = None, idle_timeout_s: float | No
                      step_deadline_s: float | None = None) -> FastAPI:
     if reveal_truth_after_done is None:
         reveal_truth_after_done = os.environ.get("MEMEX_REVEAL_TRUTH_AFTER_DONE", "0") == "1"
+    manual_index()  # built now, so no episode's first manual search waits for it
     app = create_env_app(MemexEnvironment, MemexAction, MemexObservation, MemexState,
                          name="memex", reset_model=MemexResetRequest, max_sessions=max_sessions,
                          idle_timeout_s=idle_timeout_s, agent_policies=AGENT_POLICIES,
@@ -115,7 +110,7 @@ def create_memex_app(max_sessions: int | None = None, idle_timeout_s: float | No
                 "mcp_sessions": pools.live("mcp"),
                 "reveal_truth_after_done": reveal_truth_after_done,
                 "kinds": {"suspicious": list(SUSPICIOUS_KINDS), "benign": list(BENIGN_KINDS)},
-                "difficulties": list(DIFFICULTIES), "fixed_cases": [CASE_NAME],
+                "difficulties": list(DIFFICULTIES), "fixed_cases": list(FIXED_CASES),
                 "adversarial_cases": _adversarial_cases(),
                 "glass_box": bool(frontend_dir and (frontend_dir / "index.html").exists())}
 

@@ -22,13 +22,14 @@ Episode end
     decision). Steps after the end return a typed `episode_done` error.
 
 Reset arguments
-    `seed`, `difficulty` (easy/medium/hard), `kind` (a kind, "benign", "suspicious" or None),
-    `variant`, `case="1mdb"` for the fixed case, `benign_share`, `ram_pages` (default 2) and
-    `kernel_capacity` (default 3). `plan` (a `scenarios.plan.CasePlan` dict, or a reference
-    "adversarial/INDEX" to an entry of the adversarial split, whose seed it uses unless `seed`
-    is given) builds the case from (plan, seed) instead; an invalid plan raises the
-    typed `invalid_plan` error. The plan names the failing check, so like the truth it is
-    never observed: `plan_if_done()` gives it only after the episode has ended.
+    The case: the fields of `scenarios.CaseSpec` — `seed` (None: drawn), `difficulty`
+    (easy/medium/hard), `kind` (a kind, "benign", "suspicious" or None), `variant`,
+    `benign_share`, `case="1mdb"` for the fixed case, and `plan` (a `scenarios.plan.CasePlan`
+    dict, or a reference "adversarial/INDEX" to an entry of the adversarial split, whose seed
+    it uses unless `seed` is given), which builds the case from (plan, seed); an invalid plan
+    raises the typed `invalid_plan` error. The plan names the failing check, so like the truth
+    it is never observed: `plan_if_done()` gives it only after the episode has ended.
+    The machine: `ram_pages` (default 2) and `kernel_capacity` (default 3).
 """
 
 from __future__ import annotations
@@ -46,7 +47,6 @@ from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import EnvironmentMetadata
 from pydantic import BaseModel, ValidationError
 
-from memex.adversary.splits import resolve as resolve_split_entry
 from memex.envkit.declarations import ToolSpec
 from memex.envkit.errors import CodedError, validation_message
 from memex.envkit.guards import run_step
@@ -64,13 +64,12 @@ from memex.models import (
     SectionView,
     ToolError,
 )
-from memex.scenarios import DEFAULT_BENIGN_SHARE, generate
 from memex.scenarios.case import Case
+from memex.scenarios.cases import build, plan_of, resolved
 from memex.scenarios.ids import ID_PATTERN, known_ids_in, record_type
 from memex.scenarios.manual import SECTIONS
-from memex.scenarios.onemdb import CASE_NAME, build_case
-from memex.scenarios.plan import CasePlan, parse
-from memex.scenarios.plan import build as build_from_plan
+from memex.scenarios.plan import CasePlan
+from memex.scenarios.spec import CaseSpec
 from memex.scenarios.truth import GroundTruth
 from memex.server.case_index import CaseIndex
 from memex.server.tools import TOOLS, ToolInputError, Toolkit
@@ -128,26 +127,18 @@ class MemexEnvironment(Environment[MemexAction, MemexObservation, MemexState]):
         self._plan: CasePlan | None = None
 
     # ---- lifecycle ------------------------------------------------------------------------
-    def reset(self, seed: int | None = None, episode_id: str | None = None,
-              difficulty: str = "medium", kind: str | None = None, variant: str | None = None,
-              case: str | None = None, benign_share: float = DEFAULT_BENIGN_SHARE,
-              ram_pages: int = DEFAULT_RAM_PAGES,
-              kernel_capacity: int = DEFAULT_KERNEL_CAPACITY, plan: Any = None,
-              **_: Any) -> MemexObservation:
-        if case is not None and case != CASE_NAME:
-            raise ValueError(f"unknown fixed case {case!r}; the fixed case is {CASE_NAME!r}")
-        if seed is not None and (type(seed) is not int or seed < 0):
-            raise ValueError("seed must be a non-negative integer (not a bool or a string)")
-        if isinstance(plan, str) and not plan.lstrip().startswith("{"):
-            entry = resolve_split_entry(plan)  # "adversarial/3": a split entry
-            plan, seed = entry.plan, entry.seed if seed is None else seed
-        if seed is None:
-            seed = _SYSTEM_RNG.randrange(1_000_000)
-        planned = parse(plan) if plan is not None and case is None else None  # PlanError
-        world = build_case() if case == CASE_NAME else build_from_plan(
-            planned, int(seed)) if planned is not None else generate(
-            int(seed), difficulty, kind, variant=variant, benign_share=float(benign_share))
-        self._plan = planned
+    def reset(self, seed: int | None = None, episode_id: str | None = None, *,
+              ram_pages: int = DEFAULT_RAM_PAGES, kernel_capacity: int = DEFAULT_KERNEL_CAPACITY,
+              **options: Any) -> MemexObservation:
+        """Start an episode on the case `seed` and `options` name (a `CaseSpec`; keywords it
+        does not know are ignored), on a machine of `ram_pages` RAM pages and a
+        `kernel_capacity`-section kernel. `ValueError` (a `PlanError` for a bad plan) says what
+        is wrong with them."""
+        spec = resolved(CaseSpec.of({**options, "seed": seed}))  # a split reference: its entry
+        if spec.seed is None and spec.case is None:
+            spec = spec.model_copy(update={"seed": _SYSTEM_RNG.randrange(1_000_000)})
+        world = build(spec)
+        self._plan = plan_of(spec)
         ix = CaseIndex(world.public)
         os = OSState(ix.alert_ids(), int(ram_pages), int(kernel_capacity))  # checks the bounds
         self._case, self._ix, self._os = world, ix, os

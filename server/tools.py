@@ -18,10 +18,8 @@ import re
 import unicodedata
 from collections import defaultdict
 from datetime import date
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
-import bm25s
-import Stemmer
 from pydantic import BaseModel, Field
 
 from memex.envkit.declarations import Ref, ToolSpec, declare, prompt_list
@@ -31,7 +29,7 @@ from memex.models import TOOL_NAMES
 from memex.scenarios import vocab
 from memex.scenarios.ids import ID_PATTERN
 from memex.scenarios.manual import SECTIONS
-from memex.scenarios.model import Channel
+from memex.scenarios.model import Channel, Typology
 from memex.server.case_index import CaseIndex
 from memex.state_manager import MAX_NOTE_CHARS, MAX_NOTES, OSState
 
@@ -40,8 +38,6 @@ AccountId = Annotated[str, Ref("account")]
 TransactionId = Annotated[str, Ref("transaction")]
 InvoiceId = Annotated[str, Ref("invoice")]
 
-Typology = Literal["structuring", "layering", "trade_based", "funnel_account", "loan_back",
-                   "sanctions_evasion", "real_estate", "elder_exploitation"]
 # Fuzzy name matching is quadratic in the name's length; no real name is longer.
 MAX_NAME_CHARS = 200
 
@@ -67,9 +63,15 @@ def _norm_name(name: str) -> str:
 
 
 class _Manual:
-    """BM25 (bm25s, Snowball stemming) over the manual's titles and texts, built once."""
+    """BM25 (bm25s, Snowball stemming) over the manual's titles and texts."""
 
     def __init__(self) -> None:
+        # bm25s brings scipy, numba and tqdm: imported with the index, on the first search (or
+        # when a server starts), so importing the tools or the environment loads none of them.
+        import bm25s
+        import Stemmer
+
+        self.bm25s = bm25s
         self.ids = list(SECTIONS)
         self.stemmer = Stemmer.Stemmer("english")
         corpus = [f"{s.title}. {s.title}. {s.text}" for s in SECTIONS.values()]
@@ -80,8 +82,8 @@ class _Manual:
 
     def search(self, query: str, k: int) -> list[tuple[str, float]]:
         """The best `k` sections with a positive score, best first: (section id, score)."""
-        tokens = bm25s.tokenize([query], stopwords="en", stemmer=self.stemmer,
-                                show_progress=False)
+        tokens = self.bm25s.tokenize([query], stopwords="en", stemmer=self.stemmer,
+                                     show_progress=False)
         if not len(tokens.ids[0]):  # no content word (an id of 0 is a real token)
             return []
         docs, scores = self.retriever.retrieve(tokens, k=k, show_progress=False)
@@ -89,7 +91,12 @@ class _Manual:
                 if s > 0]
 
 
-MANUAL = _Manual()
+@functools.cache
+def manual_index() -> _Manual:
+    """The manual's search index, built once per process on first use."""
+    return _Manual()
+
+
 MANUAL_HITS = 5
 SNIPPET_CHARS = 180
 _SNIPPETS = {sid: s.text[:SNIPPET_CHARS] + ("..." if len(s.text) > SNIPPET_CHARS else "")
@@ -102,7 +109,7 @@ def _manual_hits(query: str) -> tuple[tuple[str, str, str, float], ...]:
     best first — memoised: a pure function of the query, and a BM25 search costs more than a
     whole step."""
     return tuple((sid, SECTIONS[sid].title, _SNIPPETS[sid], round(score, 3))
-                 for sid, score in MANUAL.search(query, k=MANUAL_HITS))
+                 for sid, score in manual_index().search(query, k=MANUAL_HITS))
 
 
 class Toolkit:

@@ -6,8 +6,9 @@ import json
 from collections.abc import Callable
 
 from memex.agent_os_core.memory_manager import MemoryManager
-from memex.envkit.episodes import Episode, EpisodeSpec, LocalSession, play
+from memex.envkit.episodes import Episode, LocalSession, play
 from memex.policies.heuristic import Heuristic
+from memex.scenarios import CaseSpec
 from memex.server.environment import MemexEnvironment
 
 
@@ -18,7 +19,6 @@ def play_into_memory(memory: MemoryManager, *, seed: int, difficulty: str, kind:
     server's JSON (what a remote agent would see); `after_step` runs after each step. Returns
     the finished environment (its `current_case` holds the ground truth to score against)."""
     env = MemexEnvironment()
-    options = {"seed": seed, "difficulty": difficulty, "kind": kind}
 
     def feed(episode: Episode) -> None:
         if len(episode.observations) == 2:  # the reset observation, before the first action
@@ -28,6 +28,6 @@ def play_into_memory(memory: MemoryManager, *, seed: int, difficulty: str, kind:
         if after_step is not None:
             after_step(memory)
 
-    play(LocalSession(env), Heuristic(), EpisodeSpec(kind or "any", difficulty, seed, options),
-         on_step=feed)
+    play(LocalSession(env), Heuristic(),
+         CaseSpec(seed=seed, difficulty=difficulty, kind=kind).episode(), on_step=feed)
     return env

@@ -29,6 +29,5 @@ def build(b: CaseBuilder, variant: str) -> Case:
                       suspicious=False, typology=None)
 
 
-KIND = KindSpec(name='fair_trade', suspicious=False, variants=tuple(SCHEMES),
-                rules=tuple(dict.fromkeys(s.rule for s in SCHEMES.values())), build=build,
-                holdout_variants=())
+KIND = KindSpec(name='fair_trade', suspicious=False, schemes=SCHEMES,
+                build=build, holdout_variants=())

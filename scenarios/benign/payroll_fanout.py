@@ -28,6 +28,5 @@ def build(b: CaseBuilder, variant: str) -> Case:
                       suspicious=False, typology=None)
 
 
-KIND = KindSpec(name='payroll_fanout', suspicious=False, variants=tuple(SCHEMES),
-                rules=tuple(dict.fromkeys(s.rule for s in SCHEMES.values())), build=build,
-                holdout_variants=())
+KIND = KindSpec(name='payroll_fanout', suspicious=False, schemes=SCHEMES,
+                build=build, holdout_variants=())

@@ -38,6 +38,5 @@ def build(b: CaseBuilder, variant: str) -> Case:
                       suspicious=True, typology='funnel_account')
 
 
-KIND = KindSpec(name='funnel_account', suspicious=True, variants=tuple(SCHEMES),
-                rules=tuple(dict.fromkeys(s.rule for s in SCHEMES.values())), build=build,
-                holdout_variants=("mule_herder_device",))
+KIND = KindSpec(name='funnel_account', suspicious=True, schemes=SCHEMES,
+                build=build, holdout_variants=("mule_herder_device",))

@@ -42,6 +42,5 @@ def build(b: CaseBuilder, variant: str) -> Case:
                       suspicious=True, typology="layering")
 
 
-KIND = KindSpec(name='layering', suspicious=True, variants=tuple(SCHEMES),
-                rules=tuple(dict.fromkeys(s.rule for s in SCHEMES.values())), build=build,
-                holdout_variants=("round_trip",))
+KIND = KindSpec(name='layering', suspicious=True, schemes=SCHEMES,
+                build=build, holdout_variants=("round_trip",))

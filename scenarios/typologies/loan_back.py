@@ -38,6 +38,5 @@ def build(b: CaseBuilder, variant: str) -> Case:
                       suspicious=True, typology='loan_back')
 
 
-KIND = KindSpec(name='loan_back', suspicious=True, variants=tuple(SCHEMES),
-                rules=tuple(dict.fromkeys(s.rule for s in SCHEMES.values())), build=build,
-                holdout_variants=("related_lender",))
+KIND = KindSpec(name='loan_back', suspicious=True, schemes=SCHEMES,
+                build=build, holdout_variants=("related_lender",))

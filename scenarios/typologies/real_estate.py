@@ -40,6 +40,5 @@ def build(b: CaseBuilder, variant: str) -> Case:
                       suspicious=True, typology='real_estate')
 
 
-KIND = KindSpec(name='real_estate', suspicious=True, variants=tuple(SCHEMES),
-                rules=tuple(dict.fromkeys(s.rule for s in SCHEMES.values())), build=build,
-                holdout_variants=("related_funder",))
+KIND = KindSpec(name='real_estate', suspicious=True, schemes=SCHEMES,
+                build=build, holdout_variants=("related_funder",))

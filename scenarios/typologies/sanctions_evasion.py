@@ -40,6 +40,5 @@ def build(b: CaseBuilder, variant: str) -> Case:
                       suspicious=True, typology='sanctions_evasion')
 
 
-KIND = KindSpec(name='sanctions_evasion', suspicious=True, variants=tuple(SCHEMES),
-                rules=tuple(dict.fromkeys(s.rule for s in SCHEMES.values())), build=build,
-                holdout_variants=("front_company_device",))
+KIND = KindSpec(name='sanctions_evasion', suspicious=True, schemes=SCHEMES,
+                build=build, holdout_variants=("front_company_device",))

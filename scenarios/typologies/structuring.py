@@ -35,6 +35,5 @@ def build(b: CaseBuilder, variant: str) -> Case:
                       suspicious=True, typology="structuring")
 
 
-KIND = KindSpec(name='structuring', suspicious=True, variants=tuple(SCHEMES),
-                rules=tuple(dict.fromkeys(s.rule for s in SCHEMES.values())), build=build,
-                holdout_variants=("controlled_account",))
+KIND = KindSpec(name='structuring', suspicious=True, schemes=SCHEMES,
+                build=build, holdout_variants=("controlled_account",))

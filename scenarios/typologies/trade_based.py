@@ -34,6 +34,5 @@ def build(b: CaseBuilder, variant: str) -> Case:
                       suspicious=True, typology="trade_based")
 
 
-KIND = KindSpec(name='trade_based', suspicious=True, variants=tuple(SCHEMES),
-                rules=tuple(dict.fromkeys(s.rule for s in SCHEMES.values())), build=build,
-                holdout_variants=("under_invoicing",))
+KIND = KindSpec(name='trade_based', suspicious=True, schemes=SCHEMES,
+                build=build, holdout_variants=("under_invoicing",))

@@ -25,6 +25,7 @@ import pytest
 from memex.envkit.servers import serve, serve_app
 from memex.evaluation.runs import run_episode
 from memex.policies.heuristic import Heuristic
+from memex.server.app import create_memex_app
 
 ROOT = Path(__file__).resolve().parents[2]
 FRONTEND = ROOT / "frontend"
@@ -124,8 +125,6 @@ E2E_TOKEN = "e2e-s3cret"
 def token_server(glass_box_server):
     """A second real server, with a bearer token (`MEMEX_API_TOKEN`), serving the same build;
     uvicorn in a thread of this process (the build exists once `glass_box_server` is up)."""
-    from memex.server.app import create_memex_app
-
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("MEMEX_API_TOKEN", E2E_TOKEN)
         app = create_memex_app()

@@ -11,14 +11,17 @@ from collections import Counter
 import httpx
 import pytest
 
-from memex.adversary import Scorer, ScorerPool, load_split, search
+from memex.adapter import ADAPTER
+from memex.adversary import Scorer, ScorerPool, search
 from memex.adversary.client import LaunderEnv
 from memex.adversary.models import LaunderAction
 from memex.adversary.report import report, score_capped
 from memex.client import MemexEnv
 from memex.envkit.servers import serve
+from memex.evaluation.harness import PolicyMaker, main, run_grid
 from memex.models import MemexAction
 from memex.scenarios.plan import parse
+from memex.scenarios.splits import load_split
 
 SQUEEZED = {"kind": "structuring", "variant": "undocumented_cash", "difficulty": "easy",
             "step_budget": 12}
@@ -87,8 +90,6 @@ def test_aml_server_reset_with_a_plan_reveals_it_only_after_the_end(memex_server
 
 
 def test_harness_plays_the_adversarial_split(tmp_path):
-    from memex.evaluation.harness import main
-
     entries = load_split("adversarial")
     kind = min(Counter(e.plan.kind for e in entries).items(), key=lambda kv: kv[1])[0]
     assert main(["--split", "adversarial", "--tasks", kind, "--policies", "oracle",
@@ -118,7 +119,7 @@ def test_report_plays_every_defender_on_the_same_episodes_and_meets_the_target(t
         mine = [r for r in rows if r["policy"] == policy and r["split"] == split]
         return sum(r["outcome"] in ("TP", "TN") for r in mine) / len(mine)
 
-    # The target on the split (and the split still fools the current heuristic).
+    # The split's target (and the split still fools the current heuristic).
     assert accuracy("oracle", "adversarial") >= 0.95 and accuracy("heuristic", "adversarial") <= 0.6
     assert accuracy("heuristic", "test") >= 0.9
     body = doc.read_text()
@@ -127,9 +128,6 @@ def test_report_plays_every_defender_on_the_same_episodes_and_meets_the_target(t
 
 
 def test_a_turn_capped_episode_is_scored_as_a_timeout():
-    from memex.adapter import ADAPTER
-    from memex.evaluation.harness import PolicyMaker, run_grid
-
     spec = load_split()[0].spec()
     capped = PolicyMaker("capped", lambda s: ADAPTER.make_policy("heuristic"), max_steps=2)
     [row] = run_grid(ADAPTER, [capped], [spec], workers=1, traces="none", progress=False)

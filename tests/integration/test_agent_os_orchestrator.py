@@ -8,6 +8,8 @@ the batching, the result ordering and the session refills."""
 
 from __future__ import annotations
 
+import argparse
+
 import pytest
 
 from memex.testing.builds import require_agent_os
@@ -16,19 +18,20 @@ require_agent_os()
 
 from memex.agent_os_core.agent_os import (
     AgentOS,
-    EpisodeSpec,
     LLMConfig,
     MalformedReply,
     MemoryConfig,
     parse_tool_call,
 )
 from memex.agent_os_core.l3_index import L3Index
+from memex.envkit.llm_options import add_llm_arguments, options_from_args
 from memex.envkit.servers import serve
 from memex.evaluation.runs import run_episode
 from memex.policies.heuristic import Heuristic
+from memex.scenarios import CaseSpec
 from memex.testing.heuristic_openai_server import MODEL_NAME
 
-SPECS = [EpisodeSpec(seed=1_100_000 + i, difficulty=d)
+SPECS = [CaseSpec(seed=1_100_000 + i, difficulty=d)
          for i, d in enumerate(["hard", "easy", "hard", "medium", "hard"])]
 
 
@@ -38,7 +41,7 @@ def l3():
         yield index
 
 
-def reference(spec: EpisodeSpec):
+def reference(spec: CaseSpec):
     return run_episode(Heuristic(), spec.seed, spec.difficulty, spec.kind)
 
 
@@ -67,7 +70,7 @@ def test_malformed_replies_are_retried_and_json_mode_works(memex_server, l3):
     with serve("memex.testing.heuristic_openai_server", "--malformed-every", "3",
                health_path="/v1/models") as flaky:
         specs = SPECS[1:3]
-        for mode in ("tools", "json"):
+        for mode in ("native", "text"):
             aos = AgentOS(memex_server.url,
                           LLMConfig(flaky.url + "/v1", MODEL_NAME, tool_mode=mode),
                           concurrency=2, memory=MemoryConfig(l1_tokens=2_000), l3=l3)
@@ -101,7 +104,7 @@ def test_prompt_layout_puts_l2_first_l3_last_and_the_observation_block_at_the_en
         return await original(prompts)
 
     aos.llm.choose_all = spy
-    aos.run([EpisodeSpec(seed=1_100_003, difficulty="hard", kind="structuring")],
+    aos.run([CaseSpec(seed=1_100_003, difficulty="hard", kind="structuring")],
             progress=False)
     late = captured[-1]
     assert late[0]["role"] == "system" and "SCRATCHPAD" in late[0]["content"]
@@ -124,3 +127,14 @@ def test_parse_tool_call_accepts_native_calls_and_json_text():
                 {"tool_calls": [{"function": {"name": "review_alert", "arguments": "{x"}}]}):
         with pytest.raises(MalformedReply):
             parse_tool_call(bad)
+
+
+def test_agent_os_reads_the_llm_options_of_every_entry_point():
+    parser = argparse.ArgumentParser()
+    add_llm_arguments(parser)
+    opts = options_from_args(parser.parse_args(
+        ["--api-base-url", "http://h/v1", "--model", "m", "--timeout", "5", "--tool-mode",
+         "text", "--max-tokens", "32"]))
+    config = LLMConfig.from_options(opts)
+    assert (config.base_url, config.model, config.timeout_s, config.tool_mode,
+            config.max_tokens) == ("http://h/v1", "m", 5.0, "text", 32)

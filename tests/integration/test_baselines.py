@@ -14,11 +14,11 @@ import statistics
 
 import pytest
 
+from memex.adapter import POLICIES, PROBES
+from memex.audit import surface_probes
 from memex.evaluation.runs import run_episode
 from memex.graders.terminal import SCORE_MAX, SCORE_MIN
-from memex.policies import surface_probes
 from memex.policies.heuristic import Heuristic
-from memex.policies.registry import POLICIES, PROBES
 from memex.scenarios import KINDS, SPLITS
 from memex.server.environment import MemexEnvironment
 
@@ -100,7 +100,7 @@ def test_blind_sar_does_not_score_the_maximum():
     assert max(r.terminal_score for r in results) < 0.5
 
 
-# ---- per kind (issue 14): every typology and look-alike, on a small sample ---------------------
+# ---- per kind: every typology and look-alike, on a small sample ---------------------
 
 KIND_HEURISTIC_MIN_ACCURACY = 0.75
 KIND_ORACLE_MIN_RETURN = 0.9

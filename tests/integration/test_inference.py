@@ -10,10 +10,10 @@ import sys
 
 import pytest
 
-from memex.envkit.adapter import get_adapter
 from memex.envkit.llm_options import LLMOptions
 from memex.envkit.servers import serve_app
 from memex.inference import LLMPolicy, OpenAIBackend, run_logged
+from memex.registry import get_adapter
 from memex.testing.heuristic_openai_server import MODEL_NAME, create_double_app
 
 

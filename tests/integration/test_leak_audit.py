@@ -1,7 +1,7 @@
 """The leak audit at test size: the alert alone, and any one other tool's output alone, cannot
 decide a case; everything a thorough investigation gathers can.
 
-The same code as `python -m memex.evaluation.leak_audit` (which writes docs/leak_audit.md at
+The same code as `python -m memex.audit.leak_audit` (which writes docs/leak_audit.md at
 2,000 cases per difficulty), on fewer cases of the hardest difficulty (the most cross-checks to
 combine, the deepest traces). With fewer cases an accuracy is noisier, so each ceiling is allowed
 two standard errors of the sample on top of the documented bar (and the combined floor two
@@ -15,7 +15,7 @@ import math
 import numpy as np
 import pytest
 
-from memex.evaluation.leak_audit import (
+from memex.audit.leak_audit import (
     ALERT_MARGIN,
     COMBINED,
     COMBINED_MIN_ACCURACY,
@@ -24,6 +24,7 @@ from memex.evaluation.leak_audit import (
     collect,
     evaluate_view,
 )
+from memex.scenarios.rules import ALERT_RULES
 
 CASES = 450  # nine rules: about fifty cases each
 
@@ -42,8 +43,6 @@ def audited():
 
 
 def test_every_monitoring_rule_is_audited_in_both_classes(audited):
-    from memex.scenarios.rules import ALERT_RULES
-
     assert set(audited["alert"].by_rule) == set(ALERT_RULES)
     for rule, (_, majority, n) in audited["alert"].by_rule.items():
         assert n >= 20 and majority < 1.0, (rule, majority, n)  # both labels occur

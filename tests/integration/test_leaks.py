@@ -16,7 +16,7 @@ import httpx
 
 from memex.models import MemexAction, MemexObservation
 from memex.scenarios import KINDS
-from memex.scenarios.manual import TYPOLOGIES
+from memex.scenarios.model import TYPOLOGIES
 from memex.scenarios.truth import GroundTruth
 from memex.server.environment import MemexEnvironment
 from memex.server.tools import TOOL_NAMES

@@ -8,9 +8,9 @@ import json
 
 import pytest
 
-from memex.envkit.adapter import get_adapter
 from memex.envkit.traces import read_trace
 from memex.evaluation.harness import evaluate
+from memex.registry import get_adapter
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

@@ -1,4 +1,4 @@
-"""A server you can share (issue #12): capacity that frees itself, bounded inputs, no 5xx,
+"""A server you can share: capacity that frees itself, bounded inputs, no 5xx,
 honest clients. One fast regression test per measured defect (1-8), then the minor ones.
 
 Most run the app in process (FastAPI's TestClient, HTTP and WebSocket); the reaping and

@@ -30,7 +30,7 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 def test_selfplay_dry_run_alternates_adversary_and_defender_rounds(tmp_path: Path):
     out = tmp_path / "selfplay"
     run = subprocess.run(
-        [sys.executable, "-m", "memex.curriculum.selfplay", "--dry-run", "--rounds", "2",
+        [sys.executable, "-m", "memex.adversary.selfplay", "--dry-run", "--rounds", "2",
          "--out", str(out), "--no-progress"],
         capture_output=True, text=True, timeout=1100,
         env={**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"})

@@ -21,8 +21,9 @@ from memex.curriculum import (
 )
 from memex.curriculum.defenders import BlindSpot
 from memex.curriculum.training import GroupCurriculum
-from memex.envkit.adapter import get_adapter
 from memex.envkit.episodes import EpisodeSpec
+from memex.evaluation.harness import main as harness_main
+from memex.registry import get_adapter
 
 ADAPTER = get_adapter("memex")
 BLIND_KIND = "layering"
@@ -188,7 +189,7 @@ def test_level_round_trips_through_an_episode_spec_with_its_plan():
     plan = {"kind": "layering", "variant": "mirror", "difficulty": "hard", "layers": 4}
     level = Level.from_plan(plan, 12)
     assert (level.kind, level.difficulty, level.variant) == ("layering", "hard", "mirror")
-    spec = level.to_spec(ADAPTER, repeat=2)
+    spec = level.to_spec(repeat=2)
     assert isinstance(spec, EpisodeSpec) and spec.task == "layering" and spec.repeat == 2
     assert spec.reset == {"seed": 12, "difficulty": "hard", "kind": "layering",
                           "variant": "mirror", "plan": plan}
@@ -197,7 +198,7 @@ def test_level_round_trips_through_an_episode_spec_with_its_plan():
     assert Level(12, "hard", "layering") != level  # the plan is part of the identity
     plan["layers"] = 9  # the level keeps its own copy
     assert level.plan["layers"] == 4
-    assert Level(3, "easy", "pep_wealth").to_spec(ADAPTER).reset == {
+    assert Level(3, "easy", "pep_wealth").to_spec().reset == {
         "seed": 3, "difficulty": "easy", "kind": "pep_wealth"}
 
 
@@ -264,10 +265,8 @@ def test_training_curriculum_scores_each_group_and_persists_the_buffer(tmp_path)
 
 @pytest.mark.integration  # the full harness CLI with its report and plots: not the fast tier
 def test_harness_curriculum_mode_evaluates_on_plr_levels_and_reports_them(tmp_path):
-    from memex.evaluation.harness import main
-
     out = tmp_path / "eval"
-    code = main(["--policies", "always_close,oracle", "--curriculum", "plr",
+    code = harness_main(["--policies", "always_close,oracle", "--curriculum", "plr",
                  "--curriculum-updates", "16", "--tasks", "structuring,fair_trade",
                  "--difficulties", "easy", "--episodes", "2", "--out", str(out),
                  "--traces", "none", "--no-progress", "--workers", "1"])

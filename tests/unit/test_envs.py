@@ -9,10 +9,10 @@ import sys
 
 import pytest
 
-from memex.envkit.adapter import get_adapter, registered
 from memex.envkit.episodes import EpisodeSpec
 from memex.envkit.replies import extract_call
 from memex.models import MemexObservation
+from memex.registry import get_adapter, registered
 from memex.scenarios import SPLITS
 
 OBS_BLOCK = '<observation episode="'
@@ -28,7 +28,7 @@ def test_registry_resolves_names_and_import_paths_lazily(adapter):
     assert get_adapter("memex.adapter:MemexAdapter").name == "memex"
     with pytest.raises(KeyError):
         get_adapter("no-such-env")
-    probe = ("import sys, memex.envkit.adapter as e; e.get_adapter('memex'); "
+    probe = ("import sys, memex.registry as r; r.get_adapter('memex'); "
              "print(any(m.startswith('memex.committee') for m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                          check=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from memex.scenarios import generate
 from memex.scenarios.generator import KINDS
 from memex.scenarios.manual import RED_FLAG_CODES, SECTIONS
-from memex.server.tools import MANUAL
+from memex.server.tools import manual_index
 
 
 def test_manual_has_at_least_forty_numbered_sections():
@@ -49,6 +49,6 @@ def test_some_sections_are_relevant_to_no_case_kind():
 
 def test_a_one_word_search_finds_sections():
     """Regression: a query with one distinct content word (its token id is 0) found nothing."""
-    hits = MANUAL.search("structuring", 3)
+    hits = manual_index().search("structuring", 3)
     assert hits and all(score > 0 for _, score in hits)
-    assert MANUAL.search("the", 3) == [] and MANUAL.search("zzzqqq", 3) == []
+    assert manual_index().search("the", 3) == [] and manual_index().search("zzzqqq", 3) == []

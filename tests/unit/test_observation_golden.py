@@ -2,7 +2,7 @@
 
 Every consumer reads what `MemexEnvironment` emits — the OpenEnv server serialises each
 observation with `model_dump`, the typed client parses it back, traces, prompts and the trainer
-read its fields — so a speed-up or refactor of the step (issue #12) must not change a byte of
+read its fields — so a speed-up or refactor of the step must not change a byte of
 it. For a representative set of episodes (the heuristic investigator on every kind, the oracle,
 the probes, the random policy, the fixed 1MDB case, a case plan, other memory sizes, and a
 scripted episode that walks every error, page fault, redundant call, async poll, eviction and
@@ -28,14 +28,13 @@ import pytest
 from openenv.core.env_server.serialization import serialize_observation
 from pydantic import BaseModel
 
-from memex.adapter import ADAPTER
+from memex.adapter import ADAPTER, POLICIES
+from memex.audit import surface_probes
 from memex.envkit.episodes import EpisodeSpec, LocalSession
 from memex.models import MemexAction
-from memex.policies import surface_probes
 from memex.policies.heuristic import Heuristic
 from memex.policies.oracle import Oracle
 from memex.policies.probes import RandomPolicy
-from memex.policies.registry import POLICIES
 from memex.scenarios import DIFFICULTIES, KINDS
 from memex.server.environment import MemexEnvironment
 

@@ -1,4 +1,4 @@
-"""Spreading sessions over replicas (issue #12): the typed client's URL list and rotation."""
+"""Spreading sessions over replicas: the typed client's URL list and rotation."""
 
 from __future__ import annotations
 

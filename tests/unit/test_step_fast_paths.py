@@ -1,4 +1,4 @@
-"""The step's fast paths give what the plain code they replace gives (issue #12): the memoised
+"""The step's fast paths give what the plain code they replace gives: the memoised
 manual search (a pure function of the query) gives byte-identical observations, the fast scan
 for case IDs in a tool result (`scenarios.ids.known_ids_in`) finds exactly what `ID_PATTERN`
 finds in the result's JSON, and the memoised step reward is the reward computed afresh.

@@ -14,7 +14,7 @@ import re
 import pytest
 
 from memex import train_grpo
-from memex.envkit.adapter import get_adapter
+from memex.registry import get_adapter
 
 pytestmark = pytest.mark.unit
 

@@ -20,12 +20,31 @@ from memex.scenarios import (
 )
 from memex.scenarios.case import Case
 from memex.scenarios.difficulty import KNOBS
-from memex.scenarios.generator import SPLITS, UnknownKindError
-from memex.scenarios.manual import CTR_THRESHOLD_USD, RED_FLAG_CODES, SECTIONS, TYPOLOGIES
-from memex.scenarios.model import PublicCase
+from memex.scenarios.generator import SPLITS, UnknownKindError, variant_of
+from memex.scenarios.manual import (
+    CTR_THRESHOLD_USD,
+    PRICE_DEVIATION_TOLERANCE,
+    RED_FLAG_CODES,
+    SECTIONS,
+)
+from memex.scenarios.manual import (
+    OFAC_AGGREGATE_OWNERSHIP_PERCENT as FIFTY,
+)
+from memex.scenarios.model import TYPOLOGIES, PublicCase
 from memex.scenarios.onemdb import build_case
 from memex.scenarios.rules import ALERT_RULES, ELDER_ACTIVITY
+from memex.scenarios.story import POOLS
 from memex.scenarios.truth import GroundTruth
+from memex.scenarios.typologies import (
+    elder_exploitation,
+    funnel_account,
+    loan_back,
+    real_estate,
+    sanctions_evasion,
+)
+from memex.server.case_index import CaseIndex
+from memex.server.tools import Toolkit
+from memex.state_manager import OSState
 from memex.testing.json_keys import json_keys
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -230,10 +249,6 @@ def test_kind_groups_sample_inside_the_group():
 # ---- shared surface, latent story ---------------------------------------------------------
 
 def _revealed_by_alert(case: Case) -> set[str]:
-    from memex.server.case_index import CaseIndex
-    from memex.server.tools import Toolkit
-    from memex.state_manager import OSState
-
     ix = CaseIndex(case.public)
     alert = Toolkit(ix, OSState(ix.alert_ids()), lambda _: 0).review_alert()
     return set(re.findall(r"[A-Z]{2,4}-[0-9A-F]{6}", json.dumps(alert))) | set(ix.alert_ids())
@@ -273,8 +288,6 @@ def test_every_rule_has_person_and_company_subjects_in_both_classes():
 
 
 def test_cross_checks_written_grow_with_difficulty_and_suspicious_cases_fail_one():
-    from memex.scenarios.story import POOLS
-
     for difficulty in DIFFICULTIES:
         for seed in range(40):
             case = generate(seed, difficulty, "suspicious")
@@ -310,8 +323,6 @@ def test_benign_and_suspicious_alerts_share_one_surface_per_rule():
 
 
 def test_mispriced_invoices_sit_beyond_the_manual_tolerance_and_fair_ones_inside():
-    from memex.scenarios.manual import PRICE_DEVIATION_TOLERANCE
-
     for difficulty in DIFFICULTIES:
         for seed in range(30):
             for variant, over in (("over_invoicing", True), ("under_invoicing", False)):
@@ -362,7 +373,7 @@ def test_structured_cash_sits_closer_to_the_threshold_when_harder():
     assert gap("hard") < gap("easy")
 
 
-# ---- the typologies of issue 14 and their twins ---------------------------------------------
+# ---- the later typologies and their twins ----------------------------------------------------
 
 NEW_SUSPICIOUS = ("funnel_account", "loan_back", "sanctions_evasion", "real_estate",
                   "elder_exploitation")
@@ -391,15 +402,6 @@ def test_new_kinds_generate_every_variant_at_every_difficulty_deterministically(
 
 
 def test_each_new_typology_has_one_test_only_holdout_and_a_twin_on_its_rule():
-    from memex.scenarios.story import POOLS
-    from memex.scenarios.typologies import (
-        elder_exploitation,
-        funnel_account,
-        loan_back,
-        real_estate,
-        sanctions_evasion,
-    )
-
     modules = (funnel_account, loan_back, sanctions_evasion, real_estate, elder_exploitation)
     for module in modules:
         spec = module.KIND
@@ -407,22 +409,13 @@ def test_each_new_typology_has_one_test_only_holdout_and_a_twin_on_its_rule():
         twins = [KINDS[b] for b in NEW_BENIGN if set(KINDS[b].rules) == set(spec.rules)]
         assert twins, spec.name
         # every anchor the typology uses is also an explanation a twin uses, on the same rule
-        anchors = {s.anchor for s in module.SCHEMES.values()}
+        anchors = {s.anchor for s in spec.schemes.values()}
         assert anchors <= set(POOLS[spec.rules[0]])
-        twin_anchors = {s.anchor for t in twins for s in _schemes(t.name).values()}
+        twin_anchors = {s.anchor for t in twins for s in t.schemes.values()}
         assert anchors == twin_anchors, spec.name
 
 
-def _schemes(kind: str):
-    import importlib
-
-    folder = "typologies" if KINDS[kind].suspicious else "benign"
-    return importlib.import_module(f"memex.scenarios.{folder}.{kind}").SCHEMES
-
-
 def test_variant_of_names_the_variant_generate_builds():
-    from memex.scenarios.generator import variant_of
-
     for seed in (*range(20), *range(SPLITS["test"].start, SPLITS["test"].start + 20)):
         for kind in NEW_SUSPICIOUS:
             assert variant_of(seed, "medium", kind) == generate(seed, "medium",
@@ -444,8 +437,6 @@ def _confirmed_share(case: Case, company_id: str) -> float:
 def test_blocked_ownership_adds_up_to_fifty_percent_only_in_the_typology():
     """OFAC 50 Percent Rule: every owner holds under 50 percent; confirmed blocked owners hold
     50 percent or more together in the typology, less in the twin."""
-    from memex.scenarios.manual import OFAC_AGGREGATE_OWNERSHIP_PERCENT as FIFTY
-
     for seed in range(40):
         for kind, variant in (("sanctions_evasion", "aggregate_blocked_owners"),
                               ("screened_hub_trade", "owners_cleared")):

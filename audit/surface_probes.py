@@ -31,13 +31,15 @@ from typing import Any, ClassVar
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from memex.evaluation.leak_audit import build_views, featurise
+from memex.audit.leak_audit import build_views, featurise
 from memex.models import MemexObservation
 from memex.policies.scripted import ScriptedPolicy, act
-from memex.scenarios import DIFFICULTIES, SPLITS, generate
+from memex.scenarios import DIFFICULTIES, SPLITS, Case, CaseSpec, build
+from memex.state_manager import DEFAULT_KERNEL_CAPACITY
 
 TRAIN_CASES = 600
-KERNEL_LOADS = 3  # the default kernel capacity: more loads would evict the first ones
+# Sections loaded: the default kernel capacity, since more loads would evict the first ones.
+KERNEL_LOADS = DEFAULT_KERNEL_CAPACITY
 # Views one tool call returns (trade documents and wire traces take more than one call).
 ONE_CALL_VIEWS = ("profile", "transactions", "watchlist", "network", "source_of_funds", "risk",
                   "devices", "ownership")
@@ -65,12 +67,18 @@ class TrainCase:
     views: dict[str, Any]
 
 
+def _train_case(i: int) -> Case:
+    """The `i`-th train case the probes learn from (the difficulties in turn)."""
+    return build(CaseSpec(seed=SPLITS["train"].start + i,
+                          difficulty=DIFFICULTIES[i % len(DIFFICULTIES)]))
+
+
 @functools.cache
 def train_cases(n: int = TRAIN_CASES) -> tuple[TrainCase, ...]:
     """`n` train-split cases over the difficulties, with every single-tool view."""
     out = []
     for i in range(n):
-        case = generate(SPLITS["train"].start + i, DIFFICULTIES[i % len(DIFFICULTIES)])
+        case = _train_case(i)
         out.append(TrainCase(case.public.alert.rule.code, date.fromisoformat(case.public.as_of),
                              case.truth.suspicious, build_views(case)))
     return tuple(out)
@@ -83,7 +91,7 @@ def memory(n: int = TRAIN_CASES) -> Memory:
     typology: dict[str, Counter] = defaultdict(Counter)
     codes: dict[str, Counter] = defaultdict(Counter)
     for i in range(n):
-        case = generate(SPLITS["train"].start + i, DIFFICULTIES[i % len(DIFFICULTIES)])
+        case = _train_case(i)
         rule, truth = case.public.alert.rule.code, case.truth
         if truth.suspicious:
             sar_sections[rule].update(truth.justifying_sections)

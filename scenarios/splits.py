@@ -1,14 +1,17 @@
 """The adversarial test split: a fixed, versioned set of adversary-made (plan, seed) cases.
 
-`adversary/splits/adversarial_v1.json` holds the plans the launderer's search found hardest for
-its defender, each with its *mirror* (`scenarios.plan.mirror`: the same knobs with a kind of the
-other class, same rule and anchor check), so the split is balanced between classes and its
-knobs carry no label (`memex.adversary.audit` checks that no single view tells). Every plan is
-replayed on test-split seeds it was not searched on, and kept only when the oracle solves both
-it and its mirror there. The file's header records the exact command that regenerated it:
+The split is data at the bottom of the house: the server opens its entries by reference
+("adversarial/3"), the evaluation harness plays them, and the adversary (`memex.adversary`),
+which made them, writes them. `scenarios/splits/adversarial_v1.json` holds the plans the
+launderer's search found hardest for its defender, each with its *mirror*
+(`scenarios.plan.mirror`: the same knobs with a kind of the other class, same rule and anchor
+check), so the split is balanced between classes and its knobs carry no label
+(`memex.audit.adversarial` checks that no single view tells). Every plan is replayed on
+test-split seeds it was not searched on, and kept only when the oracle solves both it and its
+mirror there. The file's header records the exact command that regenerated it:
 
     .venv/bin/python -m memex.adversary build-split --defender heuristic --trials 200 \
-        --plans 20 --seeds-per-plan 3 --no-progress --out adversary/splits/adversarial_v1.json
+        --plans 20 --seeds-per-plan 3 --no-progress --out scenarios/splits/adversarial_v1.json
 
 The evaluation harness plays it like any other split: `--split adversarial` (the newest
 version) or `--split adversarial_v1`.
@@ -23,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from memex.envkit.episodes import EpisodeSpec
-from memex.scenarios.plan import CasePlan, parse
+from memex.scenarios.plan import CasePlan, PlanError, parse
+from memex.scenarios.spec import CaseSpec
 
 SPLITS_DIR = Path(__file__).resolve().parent / "splits"
 LATEST = "adversarial_v1"
@@ -38,9 +42,8 @@ class SplitEntry:
     role: str          # "adversary" (found by the search) or "mirror" (its other-class twin)
     pair: int          # entries of one plan and its mirror share a pair number
 
-    def spec(self, repeat: int = 0) -> EpisodeSpec:
-        return EpisodeSpec(self.plan.kind, self.plan.difficulty, self.seed,
-                           {"seed": self.seed, "plan": self.plan.to_dict()}, repeat)
+    def spec(self) -> CaseSpec:
+        return CaseSpec.from_plan(self.plan.to_dict(), self.seed)
 
 
 def split_names() -> tuple[str, ...]:
@@ -73,7 +76,7 @@ def load_split(name: str = LATEST) -> list[SplitEntry]:
 def split_specs(name: str = LATEST, tasks: list[str] | None = None,
                 difficulties: list[str] | None = None, repeats: int = 1) -> list[EpisodeSpec]:
     """Episode specs of the split (optionally only some kinds/difficulties), x `repeats`."""
-    return [e.spec(r) for e in load_split(name)
+    return [e.spec().episode(r) for e in load_split(name)
             if (not tasks or e.plan.kind in tasks)
             and (not difficulties or e.plan.difficulty in difficulties) for r in range(repeats)]
 
@@ -90,8 +93,6 @@ def write_split(path: Path, entries: list[SplitEntry], head: dict[str, Any]) -> 
 def resolve(ref: str) -> SplitEntry:
     """The entry a reference names: "NAME/INDEX" (e.g. "adversarial/3", the Glass Box's way
     to open an adversary-made case without the browser ever holding its plan)."""
-    from memex.scenarios.plan import PlanError
-
     name, _, index = ref.partition("/")
     try:
         entries = load_split(name or LATEST)

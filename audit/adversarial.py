@@ -1,4 +1,4 @@
-"""The leak audit on adversary-made cases: `evaluation.leak_audit`'s views, features and
+"""The leak audit on adversary-made cases: `audit.leak_audit`'s views, features and
 classifiers, run on the cases of an adversarial split instead of generated ones.
 
 The bar is the audit's own (`leak_audit.violations`): the alert no better than the majority rate
@@ -17,9 +17,9 @@ from datetime import date
 import numpy as np
 from tqdm import tqdm
 
-from memex.adversary.splits import header, load_split
-from memex.evaluation import leak_audit as la
-from memex.scenarios.plan import build
+from memex.audit import leak_audit as la
+from memex.scenarios import CaseSpec, build
+from memex.scenarios.splits import header, load_split
 
 SEED_STRIDE = 10_000   # extra seeds of an entry: seed + k * stride (still test-split seeds)
 
@@ -32,7 +32,7 @@ def audit_split(name: str = "adversarial_v1", seeds_per_entry: int = 1,
     feats, labels, rules = [], [], []
     cases = [(e, e.seed + k * SEED_STRIDE) for e in entries for k in range(seeds_per_entry)]
     for e, seed in tqdm(cases, desc="adversarial views", disable=not progress, leave=False):
-        case = build(e.plan, seed)
+        case = build(CaseSpec.from_plan(e.plan.to_dict(), seed))
         views = la.build_views(case)
         rule = case.public.alert.rule.code
         as_of = date.fromisoformat(case.public.as_of)

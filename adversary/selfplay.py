@@ -1,4 +1,4 @@
-"""Self-play: adversary rounds and defender rounds around one PLR buffer.
+"""Self-play: adversary rounds and defender rounds around one PLR buffer (`memex.curriculum`).
 
 Each round r:
 
@@ -26,8 +26,8 @@ accuracy and what it sampled), `plans.jsonl` (every scored plan, with its round)
 (the PLR state), `defender/` (the trainer's output: checkpoints, metrics.csv,
 curriculum.csv), TensorBoard events under `tb/` and `selfplay.png`.
 
-    .venv/bin/python -m memex.curriculum.selfplay --dry-run --rounds 2 --out runs/selfplay
-    .venv/bin/python -m memex.curriculum.selfplay --rounds 10 --groups 32 --out runs/selfplay \\
+    .venv/bin/python -m memex.adversary.selfplay --dry-run --rounds 2 --out runs/selfplay
+    .venv/bin/python -m memex.adversary.selfplay --rounds 10 --groups 32 --out runs/selfplay \\
         --train-args "--model Qwen/Qwen2.5-1.5B-Instruct --num-generations 8"
 
 `--dry-run`: the trainer's `--dry-run` (SmolLM2-135M on CPU) cut to one model turn of a few
@@ -52,10 +52,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from memex.adversary import search
+from memex.adversary.search import search
 from memex.curriculum.levels import Level, LevelSpace
 from memex.curriculum.plr import PLRBuffer, regret
-from memex.envkit.adapter import get_adapter
+from memex.registry import get_adapter
 
 ROUND_COLUMNS = ("round", "adversary_defender", "trials", "valid", "best_failure",
                  "best_regret", "plan_score", "levels_added", "levels_refused", "buffer_size",
@@ -344,7 +344,7 @@ def main(argv: list[str] | None = None) -> int:
                        checkpoint=defender.checkpoint, plan_score=args.plan_score,
                        log=lambda m: print(m, file=sys.stderr, flush=True))
     summary = {"rounds": rows, "wall_s": round(time.perf_counter() - started, 1),
-               "command": "python -m memex.curriculum.selfplay " + shlex.join(argv)}
+               "command": "python -m memex.adversary.selfplay " + shlex.join(argv)}
     (out / "summary.json").write_text(json.dumps(summary, indent=2))
     print(json.dumps(summary, indent=2))
     return 0

@@ -1,5 +1,6 @@
-"""Serve the launderer adversary as an OpenEnv environment:
-`python -m memex.adversary.server [--port 7862]`; the ASGI app is `memex.adversary.server:app`.
+"""Wiring of the launderer adversary's app: `python -m memex.adversary.server [--port 7862]`
+serves it; the ASGI app is `memex.adversary.server.app:app`. The episode logic is in
+`environment.py`, the one tool in `tools.py`, the wire models in `models.py`.
 
 Built like the other servers (`envkit.http_episodes.create_env_app`: OpenEnv `create_app` with
 typed models, `/ws` sessions, stateful HTTP episodes). `POST /reset` takes
@@ -10,35 +11,21 @@ knob space. Configuration as for the AML server (`MEMEX_MAX_SESSIONS`,
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 import uvicorn
 from fastapi import FastAPI
-from pydantic import Field
 
-from memex.adversary.environment import (
-    DEFENDERS,
-    MAX_PLANS,
-    MAX_SEEDS_PER_PLAN,
-    LaunderEnvironment,
-    knob_space,
+from memex.adversary.environment import LaunderEnvironment, knob_space
+from memex.adversary.models import (
+    LaunderAction,
+    LaunderObservation,
+    LaunderResetRequest,
+    LaunderState,
 )
-from memex.adversary.models import LaunderAction, LaunderObservation, LaunderState
-from memex.envkit.http_episodes import (
-    ResetFields,
-    create_env_app,
-    server_arguments,
-)
+from memex.envkit.http_episodes import create_env_app, server_arguments
 
 DEFAULT_PORT = 7862
-Defender = Literal[DEFENDERS]  # type: ignore[valid-type]
-
-
-class LaunderResetRequest(ResetFields):
-    seed: int | None = Field(default=None, ge=0, description="Picks the case seeds.")
-    defender: Defender = Field(default="heuristic", description="The AML baseline to beat.")
-    seeds_per_plan: int = Field(default=2, ge=1, le=MAX_SEEDS_PER_PLAN)
-    plans: int = Field(default=1, ge=1, le=MAX_PLANS)
 
 
 def create_launderer_app(max_sessions: int | None = None,
@@ -63,7 +50,3 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
     uvicorn.run(create_launderer_app(args.max_sessions, args.session_timeout), host=args.host,
                 port=args.port, log_level=args.log_level, ws="websockets-sansio")
-
-
-if __name__ == "__main__":
-    main()
