@@ -1,11 +1,10 @@
 import { type FormEvent, useState } from "react";
 import type { LiveEpisode } from "../hooks/useLiveEpisode";
-import { kindGroups } from "../model/kinds";
+import { difficultyOptions, kindGroups } from "../model/kinds";
 import type { ResetOptions, ServerInfo } from "../model/types";
 import { Icon } from "./Icon";
 import { Panel } from "./Panel";
 
-const DIFFICULTIES = ["easy", "medium", "hard"] as const;
 const SPEEDS: Array<[number, string]> = [[1000, "slow"], [350, "normal"], [80, "fast"], [0, "max"]];
 
 interface Props {
@@ -21,7 +20,7 @@ interface Props {
 /** Live mode: choose a case, start it, and let the built-in agent play or step. */
 export function LiveControls({ live, active, ended, policies, policy, onPolicy, info }: Props) {
   const [kind, setKind] = useState("layering");
-  const [difficulty, setDifficulty] = useState<ResetOptions["difficulty"]>("medium");
+  const [difficulty, setDifficulty] = useState("medium");
   const [seed, setSeed] = useState("7");
   const [ramPages, setRamPages] = useState("2");
   const [kernelCapacity, setKernelCapacity] = useState("3");
@@ -54,8 +53,8 @@ export function LiveControls({ live, active, ended, policies, policy, onPolicy, 
         <div className="row">
           <label>
             Difficulty
-            <select value={difficulty} onChange={(e) => setDifficulty(e.target.value as ResetOptions["difficulty"])} data-testid="difficulty-select">
-              {DIFFICULTIES.map((d) => <option key={d} value={d}>{d}</option>)}
+            <select value={difficulty} onChange={(e) => setDifficulty(e.target.value)} data-testid="difficulty-select">
+              {difficultyOptions(info, difficulty).map((d) => <option key={d} value={d}>{d}</option>)}
             </select>
           </label>
           <label>

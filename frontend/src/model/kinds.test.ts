@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { kindGroups } from "./kinds";
+import { difficultyOptions, kindGroups } from "./kinds";
 import type { ServerInfo } from "./types";
 
 const info: ServerInfo = {
   env: "memex", reveal_truth_after_done: false, agent_policies: ["heuristic"], glass_box: true,
   kinds: { suspicious: ["structuring", "trade_based"], benign: ["cash_business"] },
-  fixed_cases: ["1mdb"],
+  fixed_cases: ["1mdb"], difficulties: ["easy", "medium", "hard"],
 };
 
 describe("kindGroups", () => {
@@ -18,5 +18,15 @@ describe("kindGroups", () => {
 
   it("offers only the samplers until the server has answered", () => {
     expect(kindGroups(null).map((g) => g.label)).toEqual(["Sample"]);
+  });
+});
+
+describe("difficultyOptions", () => {
+  it("lists the difficulties the server reports", () => {
+    expect(difficultyOptions(info, "medium")).toEqual(["easy", "medium", "hard"]);
+  });
+
+  it("offers only the current choice until the server has answered", () => {
+    expect(difficultyOptions(null, "medium")).toEqual(["medium"]);
   });
 });

@@ -21,3 +21,9 @@ export function kindGroups(info: ServerInfo | null): KindGroup[] {
   }
   return groups;
 }
+
+/** The difficulty picker, from the difficulties the server reports in /info; until it has
+ * answered, only the current choice (the server's default). */
+export function difficultyOptions(info: ServerInfo | null, current: string): string[] {
+  return info?.difficulties?.length ? info.difficulties : [current];
+}

@@ -154,7 +154,8 @@ export interface JsonSchema {
 
 export interface ResetOptions {
   seed?: number;
-  difficulty: "easy" | "medium" | "hard";
+  /** One of the difficulties the server reports in /info. */
+  difficulty: string;
   kind?: string;
   case?: string;
   ram_pages?: number;
