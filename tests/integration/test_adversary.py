@@ -128,7 +128,7 @@ def test_report_plays_every_defender_on_the_same_episodes_and_meets_the_target(t
 
 
 def test_a_turn_capped_episode_is_scored_as_a_timeout():
-    spec = load_split()[0].spec()
+    spec = load_split()[0].spec().episode()
     capped = PolicyMaker("capped", lambda s: ADAPTER.make_policy("heuristic"), max_steps=2)
     [row] = run_grid(ADAPTER, [capped], [spec], workers=1, traces="none", progress=False)
     assert row["outcome"] == "unfinished" and row["steps"] == 2
