@@ -14,7 +14,7 @@ which `envkit.episodes.play` turns into an episode with outcome "error". `descri
 an `openai`/`httpx` exception into the one line a user sees (the server's own message included,
 e.g. "Server is pinned to ...").
 
-`OPTIONS` below is the table the README's "Inference" section shows (`options_markdown()`).
+`OPTIONS` below is the table docs/inference.md shows (`options_markdown()`).
 """
 
 from __future__ import annotations
@@ -152,7 +152,7 @@ def options_from_args(args: argparse.Namespace, **overrides: Any) -> LLMOptions:
 
 
 def options_markdown() -> str:
-    """The options table of the README's "Inference" section."""
+    """The options table of docs/inference.md."""
     rows = ["| flag | environment variable | default | meaning |", "|---|---|---|---|"]
     defaults = LLMOptions()
     for opt in OPTIONS:

@@ -49,6 +49,16 @@ def test_the_rooms_have_an_order_of_their_own_and_it_agrees_with_the_layering():
         assert level[b] < level[a] and tiers[b] < tiers[a], (a, b)
 
 
+def test_the_readme_map_lists_every_room_bottom_to_top():
+    block = (R.ROOT / "README.md").read_text().split("## Layout", 1)[1].split("```")[1]
+    listed = [word.rstrip("/").removesuffix(".py") for line in block.splitlines()
+              for word in line.split("   ")[0].split() if word.endswith(("/", ".py"))]
+    rooms = [r for r in listed if r in R.tier_of()]
+    assert set(rooms) == set(ROOMS) - {R.FACE}
+    tiers = [R.tier_of()[r] for r in rooms]
+    assert tiers == sorted(tiers), rooms
+
+
 def test_a_loop_between_rooms_is_found_and_named():
     edges = [("server", "adversary"), ("adversary", "evaluation"), ("evaluation", "server"),
              ("server", "scenarios")]
