@@ -14,9 +14,9 @@ from memex.committee.world.tasks import SPLITS as COMMITTEE_SPLITS
 from memex.committee.world.tasks import TASK_NAMES
 from memex.envkit.sealed import SEALED_SEED_BASE, verify_report
 from memex.openenv_server import main as aml_main
+from memex.scenarios import cases as aml_cases
 from memex.scenarios import generate as aml_generate
 from memex.scenarios import split_of as aml_split_of
-from memex.server import environment as aml_env
 from memex.server.app import create_memex_app
 
 SECRET = b"organiser-secret"
@@ -102,14 +102,14 @@ def test_a_seedless_reset_on_an_open_committee_server_never_plays_a_test_world()
 
 
 def test_a_seedless_reset_on_an_open_aml_server_draws_a_train_seed(monkeypatch):
-    # a spy on the real generator (the AML state does not show the seed)
+    # a spy on the real generator behind `scenarios.build` (the AML state does not show the seed)
     seeds: list[int] = []
 
     def spy(seed, *args, **kwargs):
         seeds.append(seed)
         return aml_generate(seed, *args, **kwargs)
 
-    monkeypatch.setattr(aml_env, "generate", spy)
+    monkeypatch.setattr(aml_cases, "generate", spy)
     with TestClient(create_memex_app(sealed=False, frontend_dir=None)) as c:
         for _ in range(5):
             assert c.post("/reset", json={"difficulty": "easy"}).status_code == 200
