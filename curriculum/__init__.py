@@ -5,9 +5,9 @@ Public API (import from `memex.curriculum`):
 - `Level(seed, difficulty, kind, variant=None, plan=None)`: one case exactly. `plan` is the
   adversary's JSON-able dict of story knobs (`env.reset(..., plan=plan)`); `level.key` is its
   canonical identity, `level.case` its `scenarios.CaseSpec`, `level.to_spec(repeat=0)` the
-  `EpisodeSpec` the play loops take
-  (`EnvAdapter.play`, `train_grpo.RolloutEngine`, `evaluation.harness.run_grid`),
-  `Level.from_spec(spec)` the way back, `to_json()` / `from_json()` for files.
+  `EpisodeSpec` the play loops take (`EnvAdapter.play`, `train_grpo.RolloutEngine`,
+  `evaluation.harness.run_grid`), `Level.from_spec(spec)` the way back, `to_json()` /
+  `from_json()` for files.
 - `LevelSpace.of(adapter, split="train", kinds=None, difficulties=None, seeds=None)`: where
   fresh levels come from (uniform over kind x difficulty x seed).
 - `PLRBuffer(capacity, temperature, staleness, replay_prob, seed, space=None, min_fill=1)`:
