@@ -9,9 +9,10 @@ kind and variant (the cover story and which cross-check fails), which other chec
 structure (layers, hops, decoys, history, background), amounts and their spread, timing and the
 step budget. `scenarios.plan.build(plan, seed)` makes the case deterministically.
 
-Public API (stable; self-play, `memex.adversary.selfplay`, calls `search`):
+Public API (stable; self-play, `memex.adversary.selfplay`, calls `search`). Importing this
+package imports none of it: each name lives in its module.
 
-- `search(defender="heuristic", *, trials=40, seeds=(0, 1, 2), sampler_seed=0, kinds=None,
+- `search.search(defender="heuristic", *, trials=40, seeds=(0, 1, 2), sampler_seed=0, kinds=None,
   fixed=None, base_url=None, workers=1, ray_address=None, llm=None, progress=True,
   on_result=None) -> list[ScoredPlan]`: optuna (TPE) over the knob space against `defender`
   (a baseline name such as "heuristic", `llm:MODEL` / `ckpt:PATH` through the evaluation
@@ -20,15 +21,15 @@ Public API (stable; self-play, `memex.adversary.selfplay`, calls `search`):
   `{"difficulty": "hard"}`), `kinds` restricts the kinds. `workers > 1` or `ray_address`
   spreads scoring over Ray actors (each with its own environment replica, or a session on
   `base_url`).
-- `ScoredPlan` (dataclass; `.to_dict()` is JSON-ready): `plan` (the plan dict: feed it to
+- `scoring.ScoredPlan` (dataclass; `.to_dict()` is JSON-ready): `plan` (the plan dict: feed it to
   `scenarios.plan.build(plan, seed)`, `reset(seed=..., plan=plan)` or a PLR level),
   `defender`, `seeds`, `valid` (the oracle solved every seed inside the budget having revealed
   every decisive view), `failure` (the launderer's reward in [0, 1], 0 when invalid),
   `defender_return` (mean episode return), `defender_correct` (share of seeds decided right;
   timeouts are wrong), `oracle_return`, `oracle_correct`, `outcomes` (the defender's per seed).
-- `score_plan(plan, seeds, defender="heuristic", base_url=None) -> ScoredPlan`: one plan.
-- `Scorer(defender, base_url=None)`: reusable scorer on one environment replica.
-- `ScorerPool(defender, workers=2, base_url=None, ray_address=None)`: Ray actors;
+- `scoring.score_plan(plan, seeds, defender="heuristic", base_url=None) -> ScoredPlan`: one
+  plan; `scoring.Scorer(defender, base_url=None)`: reusable scorer on one environment replica.
+- `distributed.ScorerPool(defender, workers=2, base_url=None, ray_address=None)`: Ray actors;
   `.score_many([(plan, seeds), ...])`.
 - The launderer as an OpenEnv environment, in the shape of every environment here
   (`models.py`, `client.py`, `server/app.py`, `environment.py`, `tools.py`; README.md):
@@ -40,22 +41,3 @@ Public API (stable; self-play, `memex.adversary.selfplay`, calls `search`):
 CLI: `python -m memex.adversary {search,build-split,evaluate,audit,report}` (see `__main__`),
 `python -m memex.adversary.selfplay`.
 """
-
-from __future__ import annotations
-
-from memex.adversary.distributed import ScorerPool
-from memex.adversary.scoring import ScoredPlan, Scorer
-from memex.adversary.search import DEFAULT_SEEDS, search, suggest
-
-
-def score_plan(plan, seeds, defender="heuristic", base_url=None) -> ScoredPlan:
-    """Score one plan (dict, JSON or `CasePlan`) on `seeds` against `defender`."""
-    scorer = Scorer(defender, base_url=base_url)
-    try:
-        return scorer.score(plan, tuple(seeds))
-    finally:
-        scorer.close()
-
-
-__all__ = ["DEFAULT_SEEDS", "ScoredPlan", "Scorer", "ScorerPool", "score_plan", "search",
-           "suggest"]

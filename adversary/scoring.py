@@ -111,3 +111,13 @@ class Scorer:
 
     def close(self) -> None:
         self.session.close()
+
+
+def score_plan(plan: CasePlan | dict[str, Any] | str, seeds: Sequence[int],
+               defender: str | Any = "heuristic", base_url: str | None = None) -> ScoredPlan:
+    """Score one plan (a `CasePlan`, a dict or JSON) on `seeds` against `defender`."""
+    scorer = Scorer(defender, base_url=base_url)
+    try:
+        return scorer.score(plan, tuple(seeds))
+    finally:
+        scorer.close()

@@ -12,10 +12,12 @@ import httpx
 import pytest
 
 from memex.adapter import ADAPTER
-from memex.adversary import Scorer, ScorerPool, search
 from memex.adversary.client import LaunderEnv
+from memex.adversary.distributed import ScorerPool
 from memex.adversary.models import LaunderAction
 from memex.adversary.report import report, score_capped
+from memex.adversary.scoring import Scorer
+from memex.adversary.search import search
 from memex.client import MemexEnv
 from memex.envkit.servers import serve
 from memex.evaluation.harness import PolicyMaker, main, run_grid
