@@ -136,7 +136,7 @@ selfplay: $(VENV)/.all
 run-committee: $(VENV)/.core
 	$(PY) -m memex.committee.server --port $${PORT:-7861}
 
-committee-baselines: $(VENV)/.core
+committee-baselines: $(VENV)/.all
 	$(PY) -m memex.committee.reports.baselines --split test --episodes 50 --out docs/committee_baselines.md
 
 # Regenerate constraints.txt from the current environment (after changing pyproject.toml).

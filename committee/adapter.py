@@ -7,12 +7,14 @@ Mapping onto the protocol:
   themselves are the ladder); seeds split as in `tasks.SPLITS`.
 - the hidden "case" is the episode's `World` (regimes, returns), regenerated client-side from
   `(task, seed)`; `truth_json` exposes the regime path and the mandate revision.
-- `outcome`: `unfinished`, `beat_cash` (the episode return beat sitting in cash) or
-  `below_cash`; `success` (what pass^k counts): beat cash and never had the mandate enforced.
-- `metrics`: the normalised score and the episode's book, risk and process measures.
+- `outcome`: `unfinished`, `beat_cash` (the fund ended above sitting in cash, fines deducted:
+  the objective's edge is positive) or `below_cash`; `success` (what pass^k counts): beat cash
+  and never had the mandate enforced.
+- `metrics`: the score, the objective's parts and the episode's book, risk and process
+  measures.
 - `reward_components`: `committee/training.py` (from the state's counts).
 - `timeout_return`: 0.0. A committee episode has no terminal reward; a trainer that cuts it
-  short keeps the per-period rewards earned so far.
+  short keeps the per-period rewards earned so far (the objective's value so far).
 """
 
 from __future__ import annotations
@@ -21,11 +23,10 @@ import json
 from typing import Any
 
 from memex.committee.client import CommitteeEnv
-from memex.committee.environment import WIRE_PARAMS
+from memex.committee.environment import WIRE_PARAMS, CommitteeEnvironment
 from memex.committee.models import CommitteeAction, CommitteeObservation
 from memex.committee.policies import BASELINES, POLICIES
 from memex.committee.prompting import render_observation, system_prompt
-from memex.committee.references import ScoredCommitteeEnvironment
 from memex.committee.tools import ACTIONS
 from memex.committee.training import reward_components
 from memex.committee.world.market import World
@@ -82,15 +83,16 @@ class CommitteeAdapter(EnvAdapter):
     tasks = TASK_NAMES
     difficulties = (DIFFICULTY,)
     splits = SPLITS
-    env_cls = ScoredCommitteeEnvironment
+    env_cls = CommitteeEnvironment
     client_cls = CommitteeEnv
     server_module = "memex.committee.server"
     tool_specs = ACTIONS
     policies = POLICIES
-    eval_policies = (*BASELINES, "regime_oracle")
+    eval_policies = BASELINES
     demonstrator = "heuristic"
     summary_metrics = (
-        ("score", "score"), ("beat_cash", "beat cash"), ("episode_return", "return (pts)"),
+        ("score", "score"), ("beat_cash", "beat cash"), ("edge_pts", "edge over cash (pts)"),
+        ("episode_return", "utility (pts)"),
         ("total_return_pct", "fund return %"), ("max_drawdown_pct", "max drawdown %"),
         ("turnover", "turnover"), ("breaches", "breaches"), ("enforcements", "enforcements"),
         ("queries_used", "queries"), ("invalid_actions", "invalid actions"))
@@ -152,12 +154,10 @@ class CommitteeAdapter(EnvAdapter):
     def outcome(self, episode: Episode) -> str:
         if not episode.done:
             return "unfinished"
-        meta = episode.final.metadata or {}
-        refs = meta.get("score_components") or {}
-        if "cash_reference" not in refs:
+        parts = (episode.final.metadata or {}).get("score_components") or {}
+        if "edge_pts" not in parts:
             return "finished"
-        edge = refs["episode_return"] - refs["cash_reference"]
-        return "beat_cash" if edge > BEAT_CASH_TOLERANCE_PTS else "below_cash"
+        return "beat_cash" if parts["edge_pts"] > BEAT_CASH_TOLERANCE_PTS else "below_cash"
 
     def success(self, episode: Episode) -> bool:
         metrics = (episode.final.metadata or {}).get("metrics") or {}
@@ -179,8 +179,8 @@ class CommitteeAdapter(EnvAdapter):
             "enforcements": float(getattr(state, "enforcements", 0) or 0),
             "queries_used": float(getattr(state, "queries_used", 0) or 0),
         }
-        for key in ("total_return_pct", "max_drawdown_pct", "turnover", "info_bonuses",
-                    "risk_responses"):
+        for key in ("utility_pts", "edge_pts", "fines_pts", "total_return_pct",
+                    "max_drawdown_pct", "turnover"):
             m[key] = float(book[key]) if key in book else None
         for term, total in (final.reward_totals or {}).items():
             m[f"term_{term}"] = float(total)

@@ -11,33 +11,32 @@ Observation
 
 Actions
     `CommitteeAction(action_type, query_target=, weights=, reason=)` for one of six actions
-    (`actions.py`): `query_research`, `query_risk` (cost a query from the budget), `allocate`,
+    (`tools.py`): `query_research`, `query_risk` (cost a query from the budget), `allocate`,
     `revise_allocation`, `hold`, `move_to_cash`. Every action takes one period; while the PM
     asks a question the book is held. An invalid action (unknown action, bad or missing
-    arguments, unknown target or asset, invalid weights, no queries left) returns a typed error,
-    holds the book and costs the invalid-action penalty.
+    arguments, unknown target or asset, invalid weights, no queries left) returns a typed error
+    and holds the book for the month.
 
 Dynamics
     Hidden regimes (expansion, inflation, crisis, recovery, tech boom/correction) switch by a
     regime process per task (public in distribution, seeded per episode) and drive a factor
-    model of monthly returns (`world.py`). The Risk Officer checks the mandate — max weight per
-    asset and per sector, a volatility budget on its EWMA risk model, drawdown discipline,
-    exclusions — warns as limits near, escalates persistent breaches and on the third
-    consecutive one trades the book back inside the limits itself (`risk.py`). The analyst's
-    convictions are noisy, sometimes biased or late
-    (`research.py`).
+    model of monthly returns (`world/market.py`). The Risk Officer checks the mandate — max
+    weight per asset and per sector, a volatility budget on its EWMA risk model, drawdown
+    discipline, exclusions — warns as limits near, escalates persistent breaches and on the
+    third consecutive one trades the book back inside the limits itself (`world/risk.py`). The
+    analyst's convictions are noisy, sometimes biased or late (`world/research.py`).
 
 Reward
-    Per period, the sum of ten signed terms in pts of NAV (`rewards.py`): portfolio return,
-    signal alignment, information usage, risk response, minus transaction cost, query cost,
-    variance, drawdown, compliance and invalid-action penalties. The episode return is the sum
-    of the per-step rewards.
+    The increments of the objective (`scoring.py`): the expected utility, under the mandate's
+    risk aversion, of the fund's terminal edge over cash net of breach fines. Per period, five
+    signed terms in pts of the initial NAV (`rewards.py`): the book's gain, minus cash's, minus
+    transaction costs and breach fines, plus the risk adjustment; the episode return is the
+    utility of the episode's edge.
 
 Episode end
     After `horizon` periods (20). The final observation's `metadata` holds the episode's
-    `metrics` and, when the environment was given the reference returns (`references.py`:
-    `ScoredCommitteeEnvironment`), `score` in [-1, 1] (`scoring.py`: the episode's edge over
-    cash in units of the task's typical reference edge; losses count). Steps after the end
+    `metrics`, its `score` (the utility in units of the task's scale: 0 is cash, 1 the regime
+    oracle's mean; unbounded, losses count) and the score's components. Steps after the end
     return a typed `episode_done` error.
 
 Reset arguments
@@ -48,8 +47,6 @@ Reset arguments
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -74,10 +71,12 @@ from memex.committee.models import (
     RiskView,
 )
 from memex.committee.scoring import (
-    REFERENCE_EDGE_PTS,
-    SCORE_RANGE,
-    References,
-    normalised_score,
+    BREACH_FINE_PTS,
+    ENFORCEMENT_FINE_PTS,
+    RISK_AVERSION,
+    SCORE_SCALE_PTS,
+    episode_score,
+    utility,
 )
 from memex.committee.tools import (
     ACTIONS,
@@ -91,7 +90,6 @@ from memex.committee.world import risk
 from memex.committee.world.market import (
     CASH_RATE_PCT,
     INITIAL_NAV,
-    SECTOR_OF,
     SECTORS,
     TICKERS,
     UNIVERSE,
@@ -107,9 +105,6 @@ WIRE_PARAMS: tuple[str, ...] = tuple(
     n for n in CommitteeAction.model_fields if n not in ("action_type", "metadata"))
 UNIVERSE_VIEW = [AssetView(ticker=a.ticker, name=a.name, sector=a.sector,
                            asset_class=a.asset_class, cost_bps=a.cost_bps) for a in UNIVERSE]
-
-
-ReferenceFn = Callable[[str, int], References]
 
 
 @dataclass
@@ -128,12 +123,8 @@ class _Meeting:
 class CommitteeEnvironment(Environment[CommitteeAction, CommitteeObservation, CommitteeState]):
     SUPPORTS_CONCURRENT_SESSIONS = True
 
-    def __init__(self, references: ReferenceFn | None = None) -> None:
-        """`references(task, seed)` gives the episode's reference returns (cash and the regime
-        oracle, `committee/references.py`); without it the final observation carries no score
-        (the reference oracle itself plays unscored episodes)."""
+    def __init__(self) -> None:
         super().__init__()
-        self._references = references
         self._world: World | None = None
         self._state = CommitteeState()
 
@@ -149,19 +140,14 @@ class CommitteeEnvironment(Environment[CommitteeAction, CommitteeObservation, Co
         self._book = Book.open(world)
         self._desk = Desk(world, self._book)
         self._views: dict[str, tuple[float, int, str]] = {}   # name -> (conviction, period, level)
-        self._last_research: int | None = None
-        self._last_risk: int | None = None
-        self._last_rewarded_trade = 0
-        self._info_bonuses = 0
-        self._bonus_paid = 0.0
-        self._risk_responses = 0
-        # warnings the PM can earn the risk-response bonus for: limit -> (deadline, mandate)
-        self._eligible: dict[str, tuple[int, Mandate]] = {}
         self._notes: list[NoteView] = []
         self._last_review: tuple[tuple[str, str], ...] = ()
         self._alerts: dict[str, float] = {}
         self._totals = dict.fromkeys(R.TERMS, 0.0)
         self._return = 0.0
+        self._edge = 0.0          # NAV over the cash alternative's, fines deducted (pts)
+        self._cash_nav = INITIAL_NAV
+        self._fines = 0.0
         self._queries = 0
         self._done = False
         self._last_returns: dict[str, float] = {}
@@ -173,7 +159,7 @@ class CommitteeEnvironment(Environment[CommitteeAction, CommitteeObservation, Co
             query_budget=self._spec.query_budget)
         self._note(0, "committee", "brief", f"{self._spec.title}: you run the fund for "
                    f"{world.horizon} monthly periods with {self._spec.query_budget} queries.")
-        self._review(set())
+        self._review()
         return self._observe(None, None, None, [], R.RewardTerms(), turnover=0.0)
 
     @property
@@ -206,33 +192,30 @@ class CommitteeEnvironment(Environment[CommitteeAction, CommitteeObservation, Co
         self._state.step_count += 1
         meeting = _Meeting(period=self._book.period + 1, action_type=action.action_type)
         self._take_action(action, meeting)
-        breached = self._review_risk(meeting)
-        self._price_the_book(meeting)
+        self._review_risk(meeting)
         self._move_market(meeting)
-        return self._close_period(meeting, breached)
+        return self._close_period(meeting)
 
     def _take_action(self, action: CommitteeAction, m: _Meeting) -> None:
         """Run the PM's action: a query's note, a decision's trade, or a typed error (the book
-        is held and the invalid-action penalty paid)."""
+        is held)."""
         try:
             out, reason = self._dispatch(action)
         except ActionError as exc:
             m.error = CommitteeError(code=exc.code, message=str(exc))
-            m.terms.invalid_action_penalty = -R.INVALID_ACTION_PENALTY_PTS
             self._state.invalid_actions += 1
             m.events.append(f"invalid action ({exc.code}): the book is held this period")
             return
         if not isinstance(out, Order):
             m.result = out
             self._queries += 1
-            m.terms.query_cost = -R.QUERY_COST_PTS
             self._record_query(m.action_type, m.period, out)
             return
         book = self._book
         if out.target is not None:
-            m.turnover, cost = book.trade_to(out.target)
-            m.terms.transaction_cost = -R.RETURN_SCALE_PTS * cost
-            m.terms.information_usage = self._information_bonus(m.period, m.turnover)
+            nav = book.nav
+            m.turnover, _ = book.trade_to(out.target)
+            m.terms.transaction_cost = book.nav - nav
         m.result = {"traded": m.turnover > 0, "turnover": round(m.turnover, 4),
                     "cost_pts": round(-m.terms.transaction_cost, 4),
                     "weights": book.all_weights()}
@@ -240,35 +223,32 @@ class CommitteeEnvironment(Environment[CommitteeAction, CommitteeObservation, Co
                    + (f" (turnover {100 * m.turnover:.1f}%)" if m.turnover else "")
                    + (f": {reason}" if reason else ""))
 
-    def _review_risk(self, m: _Meeting) -> set[str]:
-        """The Risk Officer checks the book the PM chose, before the market moves: breaches
-        and their streaks, the compliance penalty, the risk-response bonus, and enforcement on
-        the third consecutive breach. Returns the limits in breach."""
+    def _review_risk(self, m: _Meeting) -> None:
+        """The Risk Officer checks the book the PM chose, before the market moves: breaches,
+        their streaks and fines, and enforcement on the third consecutive breach."""
         book = self._book
         mandate = self._world.mandate_at(m.period)
         checks = risk.check_book(book.weights, mandate, book.cov, book.discipline)
         breached = {c.limit for c in risk.breaches(checks)}
-        pm_traded = m.turnover > 0 and m.error is None
-        m.terms.risk_response = self._risk_response(m.period, pm_traded)
         for c in checks:
             book.streaks[c.limit] = book.streaks.get(c.limit, 0) + 1 if c.limit in breached else 0
-        m.terms.compliance_penalty = -R.COMPLIANCE_PENALTY_PTS * len(breached)
+        m.terms.breach_fines = -BREACH_FINE_PTS * len(breached)
         self._state.breaches += len(breached)
         self._state.periods_in_breach += bool(breached)
         if breached:
             m.events.append("mandate breach: " + ", ".join(sorted(breached)))
         if any(book.streaks.get(k, 0) >= risk.ENFORCE_AFTER_PERIODS for k in breached):
             self._enforce(m, mandate, breached)
-        return breached
 
     def _enforce(self, m: _Meeting, mandate: Mandate, breached: set[str]) -> None:
-        """The Risk Officer trades the book back inside the limits, at a penalty."""
+        """The Risk Officer trades the book back inside the limits, for a further fine."""
         book = self._book
         target = risk.make_compliant(book.weights, mandate, book.cov, book.discipline)
-        forced, cost = book.trade_to(target)
+        nav = book.nav
+        forced, _ = book.trade_to(target)
         m.turnover += forced
-        m.terms.transaction_cost -= R.RETURN_SCALE_PTS * cost
-        m.terms.compliance_penalty -= R.ENFORCEMENT_PENALTY_PTS
+        m.terms.transaction_cost += book.nav - nav
+        m.terms.breach_fines -= ENFORCEMENT_FINE_PTS
         self._state.enforcements += 1
         book.streaks.clear()
         text = (f"Mandate enforced after {risk.ENFORCE_AFTER_PERIODS} periods in breach "
@@ -277,26 +257,19 @@ class CommitteeEnvironment(Environment[CommitteeAction, CommitteeObservation, Co
         m.events.append(text)
         self._note(m.period, "risk", "enforcement", text)
 
-    def _price_the_book(self, m: _Meeting) -> None:
-        """The terms of the book held into the month: its variance under the officer's model,
-        its alignment with fresh research, and the episode's cap on the bonuses."""
-        book = self._book
-        m.terms.variance_penalty = -R.VARIANCE_AVERSION * risk.variance_pct2(book.weights,
-                                                                             book.cov)
-        m.terms.signal_alignment = self._alignment(m.period)
-        self._cap_bonuses(m.terms)
-
     def _move_market(self, m: _Meeting) -> None:
-        """The month passes: the book earns its return, the drawdown deepens or not, and the
+        """The month passes: the book and the cash alternative earn their returns, and the
         officer posts changes of drawdown discipline and market stress."""
         world, book = self._world, self._book
         mandate = world.mandate_at(m.period)
-        mdd_before = book.max_drawdown_pct
         stress_before = risk.stress_level(book.stress_ratio)
         self._last_returns = dict(world.returns_pct[m.period - 1])
+        nav = book.nav
         self._period_return = book.mark(self._last_returns)
-        m.terms.portfolio_return = R.RETURN_SCALE_PTS * self._period_return
-        m.terms.drawdown_penalty = -R.DRAWDOWN_WEIGHT * (book.max_drawdown_pct - mdd_before)
+        m.terms.portfolio_return = book.nav - nav
+        cash_gain = self._cash_nav * CASH_RATE_PCT / 100
+        self._cash_nav += cash_gain
+        m.terms.cash_return = -cash_gain
         was_disciplined = book.discipline
         mark_before = book.discipline_mark
         book.update_discipline(world.mandate_at(m.period + 1).drawdown_limit_pct)
@@ -318,16 +291,19 @@ class CommitteeEnvironment(Environment[CommitteeAction, CommitteeObservation, Co
             m.events.append(text)
             self._note(m.period, "risk", "stress", text)
 
-    def _close_period(self, m: _Meeting, breached: set[str]) -> CommitteeObservation:
-        """The period's reward into the running totals; the officer's review for the coming
-        period, or the episode's end with its metrics and score."""
+    def _close_period(self, m: _Meeting) -> CommitteeObservation:
+        """The period's reward (the change of the objective) into the running totals; the
+        officer's review for the coming period, or the episode's end with its metrics and
+        score."""
+        self._fines -= m.terms.breach_fines
+        self._edge = m.terms.settle(self._edge)
         reward = m.terms.total()
         self._return += reward
         for k, v in m.terms.as_dict().items():
             self._totals[k] += v
         self._state.total_reward = round(self._return, 6)
         if m.period < self._world.horizon:
-            self._review(breached)
+            self._review()
             return self._observe(m.action_type, m.result, reward, m.events, m.terms,
                                  m.turnover, m.error)
         self._done = True
@@ -357,104 +333,27 @@ class CommitteeEnvironment(Environment[CommitteeAction, CommitteeObservation, Co
     # ---- reward terms that need the episode's memory ----------------------------------------
     def _record_query(self, name: str, period: int, note: dict[str, Any]) -> None:
         if name == "query_research":
-            self._last_research = period
             for v in note["views"]:
                 self._views[v["name"]] = (v["conviction"], period, v["level"])
             self._note(period, "research", "research", note["text"])
         else:
-            self._last_risk = period
             self._note(period, "risk", "report", self._risk_summary(note))
 
-    def _information_bonus(self, period: int, turnover: float) -> float:
-        """A sizeable trade made with a fresh research note and a fresh risk report, both
-        newer than the last rewarded trade."""
-        if turnover < R.INFO_MIN_TURNOVER or self._info_bonuses >= R.MAX_INFO_BONUSES:
-            return 0.0
-        r, k = self._last_research, self._last_risk
-        if r is None or k is None:
-            return 0.0
-        fresh = period - r < R.RESEARCH_FRESH_PERIODS and period - k < R.RESEARCH_FRESH_PERIODS
-        if not (fresh and r > self._last_rewarded_trade and k > self._last_rewarded_trade):
-            return 0.0
-        self._info_bonuses += 1
-        self._last_rewarded_trade = period
-        return R.INFO_BONUS_PTS
-
-    def _risk_response(self, period: int, pm_traded: bool) -> float:
-        """Breaches the market or a mandate revision caused, fixed by a PM trade by their
-        deadline: the end of the response window, or the revision's effective period (fixing
-        early counts). A breach that goes away without a PM trade (a hold, prices drifting
-        back) is dropped unpaid."""
-        bonus = 0.0
-        book = self._book
-        for limit, (deadline, mandate) in list(self._eligible.items()):
-            checks = risk.check_book(book.weights, mandate, book.cov, book.discipline)
-            if limit not in {c.limit for c in risk.breaches(checks)}:
-                del self._eligible[limit]
-                if pm_traded and self._risk_responses < R.MAX_RISK_RESPONSES:
-                    self._risk_responses += 1
-                    bonus += R.RISK_RESPONSE_BONUS_PTS
-            elif period >= deadline:
-                del self._eligible[limit]
-        return bonus
-
-    def _alignment(self, period: int) -> float:
-        total = 0.0
-        for t in TICKERS:
-            w = self._book.weights[t]
-            if w <= 0:
-                continue
-            view = self._views.get(t)
-            if view is None or period - view[1] >= R.RESEARCH_FRESH_PERIODS:
-                view = self._views.get(SECTOR_OF[t])
-            if view is not None and period - view[1] < R.RESEARCH_FRESH_PERIODS:
-                total += w * self._debiased(view[0], SECTOR_OF[t])
-        return R.ALIGNMENT_WEIGHT * total
-
-    def _debiased(self, conviction: float, sector: str) -> float:
-        """The conviction with the analyst's documented pet-sector bias taken out."""
-        bias = self._spec.research_bias.get(sector, 0.0)
-        if not bias:
-            return conviction
-        clipped = max(-0.999, min(0.999, conviction))
-        return math.tanh(math.atanh(clipped) - bias)
-
-    def _cap_bonuses(self, terms: R.RewardTerms) -> None:
-        """Scale this period's positive bonuses down to what is left of `MAX_BONUS_PTS`."""
-        paid = sum(max(0.0, getattr(terms, k)) for k in R.BONUS_TERMS)
-        if paid <= 0:
-            return
-        room = max(0.0, R.MAX_BONUS_PTS - self._bonus_paid)
-        if paid > room:
-            for k in R.BONUS_TERMS:
-                v = getattr(terms, k)
-                if v > 0:
-                    setattr(terms, k, v * room / paid)
-            paid = room
-        self._bonus_paid += paid
-
     # ---- the Risk Officer's end-of-period review and the committee's notes ------------------
-    def _review(self, breached_at_check: set[str]) -> None:
-        """Flags for the coming period. A breach the PM did not trade into (it was compliant
-        at this period's check) is a warning the PM may earn the risk-response bonus for."""
+    def _review(self) -> None:
+        """The committee's and the Risk Officer's notes for the coming period: an announced or
+        binding mandate revision, position alerts, and the flags when the picture changes."""
         world, book = self._world, self._book
         nxt = book.period + 1
         change = world.mandate_change
         if change is not None and nxt == change.announce_period:
             self._note(book.period, "committee", "mandate",
                        f"{change.summary} Effective from period {change.effective_period}.")
-            future = risk.check_book(book.weights, change.mandate, book.cov, book.discipline)
-            for c in risk.breaches(future):
-                self._eligible.setdefault(c.limit, (change.effective_period, change.mandate))
         if change is not None and nxt == change.effective_period:
             self._note(book.period, "committee", "mandate",
                        f"The revised mandate is binding from period {nxt} (next decision).")
         checks = risk.check_book(book.weights, world.mandate_at(nxt), book.cov, book.discipline)
         flagged = [c for c in checks if c.level != "ok"]
-        for c in risk.breaches(checks):
-            if c.limit not in breached_at_check and c.limit not in self._eligible:
-                self._eligible[c.limit] = (book.period + R.RESPONSE_WINDOW_PERIODS,
-                                           world.mandate_at(nxt))
         alerts = risk.position_alerts(book.weights, self._prices[:book.period + 1])
         if set(alerts) - set(self._alerts):
             self._note(book.period, "risk", "position", "Risk Officer: position alert — "
@@ -561,31 +460,31 @@ class CommitteeEnvironment(Environment[CommitteeAction, CommitteeObservation, Co
 
     def _final_metadata(self) -> dict[str, Any]:
         world, book = self._world, self._book
+        excess = book.nav - self._cash_nav
+        self._score = episode_score(self._edge, world.task)
         metrics = {
             "episode_return": round(self._return, 6),
+            "utility_pts": round(utility(self._edge), 6),
+            "edge_pts": round(self._edge, 6),
+            "excess_nav_pts": round(excess, 6),
+            "fines_pts": round(self._fines, 6),
             "final_nav": round(book.nav, 4),
+            "cash_nav": round(self._cash_nav, 4),
             "total_return_pct": round(100 * (book.nav / INITIAL_NAV - 1), 4),
-            "cash_return_pct": round(100 * ((1 + CASH_RATE_PCT / 100) ** world.horizon - 1), 4),
+            "cash_return_pct": round(100 * (self._cash_nav / INITIAL_NAV - 1), 4),
             "max_drawdown_pct": round(book.max_drawdown_pct, 4),
             "turnover": round(book.turnover_total, 4),
             "queries_used": self._queries,
             "invalid_actions": self._state.invalid_actions,
             "breaches": self._state.breaches,
             "enforcements": self._state.enforcements,
-            "info_bonuses": self._info_bonuses,
-            "risk_responses": self._risk_responses,
         }
-        meta: dict[str, Any] = {"metrics": metrics}
-        if self._references is not None:
-            refs = self._references(world.task, world.seed)
-            self._score = normalised_score(self._return, refs, world.task)
-            meta["score"] = self._score
-            meta["score_components"] = {"episode_return": round(self._return, 6),
-                                        "cash_reference": refs.cash,
-                                        "oracle_reference": refs.oracle,
-                                        "reference_edge_pts": REFERENCE_EDGE_PTS[world.task],
-                                        "range": list(SCORE_RANGE)}
-        return meta
+        components = {"utility_pts": metrics["utility_pts"], "edge_pts": metrics["edge_pts"],
+                      "excess_nav_pts": metrics["excess_nav_pts"],
+                      "fines_pts": metrics["fines_pts"],
+                      "scale_pts": SCORE_SCALE_PTS[world.task],
+                      "risk_aversion": RISK_AVERSION}
+        return {"metrics": metrics, "score": self._score, "score_components": components}
 
     def _error_only(self, code: str, message: str) -> CommitteeObservation:
         return CommitteeObservation(error=CommitteeError(code=code, message=message), reward=0.0,

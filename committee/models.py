@@ -1,10 +1,10 @@
 """The committee's wire contract: typed Action, Observation and State.
 
-`CommitteeAction` is derived from the declarations in `actions.py`: `action_type` names one of
+`CommitteeAction` is derived from the declarations in `tools.py`: `action_type` names one of
 the six actions and the other fields are the union of their parameters (`query_target`,
 `weights`, `reason`), each with the declared schema. The wire accepts any value for them so that
-a wrong type becomes a typed `invalid_arguments` error observation (with the invalid-action
-penalty) rather than a transport error; the per-action schemas are published under the action
+a wrong type becomes a typed `invalid_arguments` error observation (the book held for the
+month) rather than a transport error; the per-action schemas are published under the action
 schema's `actions` key. Nothing here carries the hidden regime.
 """
 
@@ -192,7 +192,9 @@ class CommitteeState(State):
     enforcements: int = 0
     turnover: float = 0.0
     max_drawdown_pct: float = 0.0
-    score: float | None = Field(default=None, description="Normalised score, once done.")
+    score: float | None = Field(default=None, description="The episode's score once done: "
+                                                         "the objective in units of the "
+                                                         "task's scale (scoring.py).")
 
 
 class CommitteeResetRequest(ResetFields):

@@ -8,11 +8,7 @@ from __future__ import annotations
 import json
 
 from memex.committee.models import CommitteeAction, CommitteeObservation
-from memex.committee.rewards import (
-    COMPLIANCE_PENALTY_PTS,
-    INVALID_ACTION_PENALTY_PTS,
-    QUERY_COST_PTS,
-)
+from memex.committee.scoring import BREACH_FINE_PTS, ENFORCEMENT_FINE_PTS, RISK_AVERSION
 from memex.committee.tools import ACTIONS, prompt_action_list
 from memex.committee.world.market import UNIVERSE
 from memex.committee.world.risk import ENFORCE_AFTER_PERIODS
@@ -32,18 +28,17 @@ Weights are fractions of NAV (0.25 = 25%), long only, summing to at most 1.
 The mandate (see `mandate` in each observation; it can be revised with notice): a maximum \
 weight per asset and per sector, a volatility budget on the Risk Officer's model, drawdown \
 discipline (past the drawdown limit volatility is capped lower for a few months) and excluded \
-assets. Each item in breach after your action costs {COMPLIANCE_PENALTY_PTS:g} pts; a breach \
+assets. Each item in breach after your action is fined {BREACH_FINE_PTS:g} pts; a breach \
 that lasts {ENFORCE_AFTER_PERIODS} periods is enforced by the Risk Officer, who trades your \
-book himself at a further cost.
+book himself for a further {ENFORCEMENT_FINE_PTS:g} pts.
 
-Reward per month, in points of NAV: the book's return, plus a bonus for holding what fresh \
-research rates well, for trading after consulting both Research and Risk, and for fixing \
-breaches the market caused; minus transaction costs, {QUERY_COST_PTS:g} pts per query, a \
-variance penalty, a drawdown penalty, compliance penalties and {INVALID_ACTION_PENALTY_PTS:g} \
-pts per invalid action. Queries are limited by the episode's query budget. The market's regime \
-is hidden: infer it from prices, research and the Risk Officer's notes. The episode score in \
-[-1, 1] compares your return with sitting in cash (0) and with a PM told the regime (1); \
-losing to cash scores below 0.
+Your objective: the fund's final NAV over what cash would have made, minus the fines, valued \
+with the mandate's risk aversion ({RISK_AVERSION:g}): a loss weighs more than a gain of the \
+same size. Each month's reward is the change of that value, in points of NAV (the fund starts \
+at 100). Queries are limited by the episode's query budget and cost the month: the book is \
+held while you ask. The market's regime is hidden: infer it from prices, research and the Risk \
+Officer's notes. The episode score is that value in units of what a PM told the regime earns \
+on the task (1); cash scores 0, losing to cash below 0.
 """
 
 _REPLY = ('Reply with exactly one action as JSON, after any brief reasoning: '

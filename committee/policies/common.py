@@ -16,7 +16,7 @@ from memex.envkit.policy import Policy as BasePolicy
 from memex.envkit.policy import SeededPolicy
 
 __all__ = ["Policy", "SeededPolicy", "act", "binding_mandate", "cov_from_report",
-           "risky_weights", "turnover"]
+           "flagged_breach", "risky_weights", "turnover"]
 
 
 def act(action_type: str, **params: Any) -> CommitteeAction:
@@ -59,3 +59,8 @@ def cov_from_report(report: Mapping[str, Any]) -> risk.Cov:
 
 
 Policy = BasePolicy[CommitteeObservation, CommitteeAction]
+
+
+def flagged_breach(obs: CommitteeObservation) -> bool:
+    """The Risk Officer flags a mandate item in breach (escalated or not)."""
+    return any(f.level in ("breach", "escalated") for f in obs.risk.flags)

@@ -1,11 +1,18 @@
-"""The regime oracle: told the hidden regime of each coming month (never a return); the
-score's reference (`scoring.py`)."""
+"""The regime oracle: told the hidden regime of each coming month (never a return); its mean
+utility on validation seeds is the score's scale (`scoring.py`)."""
 
 from __future__ import annotations
 
-from memex.committee.policies.common import Policy, act, binding_mandate, risky_weights, turnover
+from memex.committee.policies.common import (
+    Policy,
+    act,
+    binding_mandate,
+    flagged_breach,
+    risky_weights,
+    turnover,
+)
 from memex.committee.policies.optimizer import optimise
-from memex.committee.rewards import RESEARCH_FRESH_PERIODS, VARIANCE_AVERSION
+from memex.committee.scoring import VARIANCE_AVERSION
 from memex.committee.world import risk
 from memex.committee.world.market import CASH_RATE_PCT
 
@@ -19,6 +26,7 @@ class RegimeOracle(Policy):
     name = "regime_oracle"
     needs_case = True
     REBALANCE_TURNOVER = 0.10
+    RESEARCH_REFRESH_PERIODS = 4
 
     def reset(self, obs, case=None):
         if case is None:
@@ -32,7 +40,7 @@ class RegimeOracle(Policy):
             self.cov = risk.ewma_update(self.cov, self.world.returns_pct[self.seen])
             self.seen += 1
         nxt = obs.period + 1
-        breached = any(f.level in ("breach", "escalated") for f in obs.risk.flags)
+        breached = flagged_breach(obs)
         if obs.queries_used == 0 and not breached:
             return act("query_research", query_target="MARKET", reason="Opening views.")
         if obs.queries_used == 1 and not breached:
@@ -48,7 +56,7 @@ class RegimeOracle(Policy):
         if turnover(target, current) >= self.REBALANCE_TURNOVER or breached:
             return act("allocate", weights=target, reason="Regime-optimal book.")
         views = [v.period for v in obs.research]
-        if views and nxt - max(views) >= RESEARCH_FRESH_PERIODS and obs.queries_left > 0:
+        if views and nxt - max(views) >= self.RESEARCH_REFRESH_PERIODS and obs.queries_left > 0:
             return act("query_research", query_target="MARKET", reason="Keep views fresh.")
         return act("hold")
 

@@ -8,6 +8,9 @@
 - `hold_only`, `equal_weight`, `fixed_concentrated`, `research_then_hold`,
   `regime_table_reader`: do nothing; a static book; read research and never trade; map one
   sector note onto the regime profiles.
+- `bonds_only`, `max_risk`, `balanced`, `momentum`, `inverse_vol`: the bond sector and cash;
+  all in tech whatever the mandate says; a rebalanced 60/40; the three best recent
+  performers; volatility-weighted inside the budget.
 """
 
 from __future__ import annotations
@@ -21,12 +24,14 @@ from memex.committee.policies.common import (
     SeededPolicy,
     act,
     binding_mandate,
+    cov_from_report,
     risky_weights,
     turnover,
 )
 from memex.committee.policies.optimizer import optimise
-from memex.committee.rewards import VARIANCE_AVERSION
+from memex.committee.scoring import VARIANCE_AVERSION
 from memex.committee.tools import RISK_TARGETS
+from memex.committee.world import risk
 from memex.committee.world.market import (
     CASH_RATE_PCT,
     REGIMES,
@@ -147,8 +152,112 @@ class FixedConcentrated(_SetOnceThenHold):
     BOOK: ClassVar[dict[str, float]] = {"NOVA": 0.35, "CLDX": 0.25, "PTRL": 0.2, "MEDI": 0.2}
 
 
+class BondsOnly(_SetOnceThenHold):
+    """Probe: the whole bond sector the mandate allows, set once and held; the rest cash."""
+
+    name = "bonds_only"
+    BOOK: ClassVar[dict[str, float]] = {"GOVT": 0.34, "CORP": 0.25}
+
+
+class _Rebalanced(Policy):
+    """Trades back to `book(obs)` whenever the book has drifted `DRIFT` away from it."""
+
+    DRIFT = 0.05
+
+    def book(self, obs) -> dict[str, float]:
+        raise NotImplementedError
+
+    def act(self, obs):
+        target = self.book(obs)
+        if turnover(target, risky_weights(obs)) >= self.DRIFT:
+            return act("allocate", weights=target, reason="Back to the policy book.")
+        return act("hold", reason="On the policy book.")
+
+
+class MaxRisk(_Rebalanced):
+    """Probe: everything in the two tech stocks, the riskiest book there is, bought back after
+    every enforcement; ignores the mandate."""
+
+    name = "max_risk"
+
+    def book(self, obs):
+        return {"NOVA": 0.5, "CLDX": 0.5}
+
+
+class Balanced(_Rebalanced):
+    """Probe: the classic 60/40 — 60% in the six stocks equally, 40% in the two bond funds —
+    rebalanced when it drifts."""
+
+    name = "balanced"
+
+    def book(self, obs):
+        return {t: (0.2 if SECTOR_OF[t] == "BONDS" else 0.1) for t in TICKERS}
+
+
+class Momentum(_Rebalanced):
+    """Probe: the three assets with the best return over the last three months, equally
+    weighted inside the mandate's caps, excluded assets left out."""
+
+    name = "momentum"
+    LOOKBACK = 3
+    WEIGHT = 0.28
+
+    def reset(self, obs, case=None):
+        self.history: list[dict[str, float]] = []
+
+    def book(self, obs):
+        if obs.market.returns_pct:
+            self.history.append(obs.market.returns_pct)
+        recent = self.history[-self.LOOKBACK:]
+        if not recent:
+            return {}
+        m = binding_mandate(obs.mandate, obs.period + 1)
+        weight = min(self.WEIGHT, 0.95 * m.max_asset_weight, 0.95 * m.max_sector_weight / 2)
+        growth = {t: math.prod(1 + r[t] / 100 for r in recent) for t in TICKERS
+                  if t not in m.excluded}
+        return {t: weight for t in sorted(growth, key=lambda t: -growth[t])[:3]}
+
+    def act(self, obs):
+        if obs.period == 0:
+            return act("hold", reason="No track record yet.")
+        return super().act(obs)
+
+
+class InverseVolatility(_Rebalanced):
+    """Probe: asks Risk for the asset volatilities once, then holds every allowed asset in
+    inverse proportion to its volatility, inside the weight caps and scaled to 90% of the
+    volatility budget."""
+
+    name = "inverse_vol"
+
+    def reset(self, obs, case=None):
+        self.report: dict | None = None
+
+    def book(self, obs):
+        m = binding_mandate(obs.mandate, obs.period + 1)
+        vols = self.report["asset_vol_annual_pct"]
+        raw = {t: 1 / max(vols[t], 0.1) for t in TICKERS if t not in m.excluded}
+        w = {t: min(x / sum(raw.values()), 0.95 * m.max_asset_weight) for t, x in raw.items()}
+        for sector, total in risk.sector_weights(w).items():
+            if total > 0.95 * m.max_sector_weight:
+                w = {t: x * (0.95 * m.max_sector_weight / total if SECTOR_OF[t] == sector else 1)
+                     for t, x in w.items()}
+        vol = risk.vol_annual_pct(w, cov_from_report(self.report))
+        k = min(1.0, 0.9 * m.vol_budget_annual_pct / vol) if vol > 0 else 1.0
+        return {t: math.floor(x * k * 10_000) / 10_000 for t, x in w.items()}
+
+    def act(self, obs):
+        if obs.action_type == "query_risk" and obs.result and "asset_vol_annual_pct" in obs.result:
+            self.report = obs.result
+        if self.report is None:
+            if obs.queries_left > 0:
+                return act("query_risk", query_target="PORTFOLIO", reason="Asset volatilities.")
+            return act("hold", reason="No risk model.")
+        return super().act(obs)
+
+
 class ResearchThenHold(Policy):
-    """Probe: reads Research every three months and never trades (farms signal alignment)."""
+    """Probe: reads Research every three months and never trades."""
 
     name = "research_then_hold"
 

@@ -11,7 +11,6 @@ from typing import Any
 from memex.committee.adapter import ADAPTER, DIFFICULTY
 from memex.committee.environment import CommitteeEnvironment
 from memex.committee.policies import BASELINES, Policy, make_policy
-from memex.committee.references import ScoredCommitteeEnvironment
 from memex.committee.scoring import episode_metrics
 from memex.committee.world.tasks import TASK_NAMES, episode_grid, split_of
 from memex.envkit.episodes import EpisodeSpec, LocalSession
@@ -33,7 +32,7 @@ def run_episode(policy: Policy, task: str, seed: int | None = None,
                 env: CommitteeEnvironment | None = None) -> EpisodeResult:
     """Play one in-process, scored episode of `task` (seed None: the canonical instance)."""
     spec = EpisodeSpec(task, DIFFICULTY, seed, ADAPTER.reset_options(task, DIFFICULTY, seed))
-    episode = ADAPTER.play(LocalSession(env or ScoredCommitteeEnvironment()), policy, spec)
+    episode = ADAPTER.play(LocalSession(env or CommitteeEnvironment()), policy, spec)
     metrics = episode_metrics(episode.final)
     world_seed = episode.state.seed
     return EpisodeResult(policy.name, task, world_seed, split_of(world_seed), metrics["score"],

@@ -23,6 +23,7 @@ from typing import Any
 import uvicorn
 from fastapi import FastAPI
 
+from memex.committee.environment import CommitteeEnvironment
 from memex.committee.models import (
     CommitteeAction,
     CommitteeObservation,
@@ -30,7 +31,6 @@ from memex.committee.models import (
     CommitteeState,
 )
 from memex.committee.policies import POLICIES
-from memex.committee.references import ScoredCommitteeEnvironment
 from memex.committee.world.tasks import TASK_NAMES, task_catalog
 from memex.envkit.http_episodes import (
     create_env_app,
@@ -47,7 +47,7 @@ def create_committee_app(max_sessions: int | None = None,
                          sealed: bool | None = None) -> FastAPI:
     """The committee app; `sealed` (default `MEMEX_SEALED=1`) serves sealed evaluation
     (`memex.envkit.sealed`): secret seeds, opaque ids, only `task` chosen by the client."""
-    app = create_env_app(ScoredCommitteeEnvironment, CommitteeAction, CommitteeObservation,
+    app = create_env_app(CommitteeEnvironment, CommitteeAction, CommitteeObservation,
                          CommitteeState, name="memex-committee",
                          reset_model=CommitteeResetRequest, max_sessions=max_sessions,
                          idle_timeout_s=idle_timeout_s,

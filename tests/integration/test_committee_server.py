@@ -7,9 +7,9 @@ import httpx
 import pytest
 
 from memex.committee.client import CommitteeEnv
+from memex.committee.environment import CommitteeEnvironment
 from memex.committee.models import CommitteeAction, CommitteeObservation, CommitteeState
 from memex.committee.policies import POLICIES
-from memex.committee.references import ScoredCommitteeEnvironment
 from memex.committee.tools import ACTION_NAMES
 from memex.committee.world.tasks import TASK_NAMES
 from memex.envkit.servers import serve
@@ -23,7 +23,7 @@ def committee_server():
 
 
 def test_websocket_episode_with_the_openenv_client_matches_in_process_play(committee_server):
-    local = ScoredCommitteeEnvironment()
+    local = CommitteeEnvironment()
     expected = local.reset(task="research_risk_conflict", seed=9)
     policy = POLICIES["heuristic"]()
     policy.reset(expected)
@@ -45,7 +45,7 @@ def test_websocket_episode_with_the_openenv_client_matches_in_process_play(commi
     assert isinstance(state, CommitteeState)
     assert state.done and state.period == 20 and state.task == "research_risk_conflict"
     assert obs.metadata["score"] == mirror.metadata["score"]
-    assert -1.0 <= obs.metadata["score"] <= 1.0
+    assert obs.metadata["score_components"] == mirror.metadata["score_components"]
     assert total == pytest.approx(obs.metadata["metrics"]["episode_return"], abs=1e-4)
 
 

@@ -12,8 +12,10 @@ from memex.committee.environment import CommitteeEnvironment
 from memex.committee.models import CommitteeAction
 from memex.committee.policies import POLICIES
 from memex.committee.reports.baselines import main as report_main
+from memex.committee.reports.tuning import main as tuning_main
+from memex.committee.scoring import SCORE_SCALE_PTS
 from memex.committee.tools import ACTION_NAMES
-from memex.committee.world.tasks import TASK_NAMES
+from memex.committee.world.tasks import SPLITS, TASK_NAMES
 from memex.registry import get_adapter
 
 
@@ -61,8 +63,10 @@ def test_adapter_plays_the_grid_and_measures_episodes():
     assert spec.reset == {"task": "mandate_drift", "seed": 1_000_000}
     episode = adapter.play(adapter.open(), adapter.make_policy("heuristic"), spec)
     metrics = adapter.metrics(episode)
-    assert episode.done and -1.0 <= metrics["score"] <= 1.0
-    assert adapter.outcome(episode) in ("beat_cash", "below_cash")
+    assert episode.done and metrics["score"] == episode.final.metadata["score"]
+    assert metrics["score"] == pytest.approx(metrics["episode_return"]
+                                             / SCORE_SCALE_PTS["mandate_drift"], abs=1e-5)
+    assert adapter.outcome(episode) == ("beat_cash" if metrics["edge_pts"] > 0 else "below_cash")
     parts = adapter.reward_components(episode)
     assert 0.0 <= parts["quality"] <= 1.0 and parts["os"] == 1.0
     truth = adapter.truth_json(episode.case)
@@ -88,8 +92,18 @@ def test_report_writes_every_policy_and_task(tmp_path):
     report_main(["--split", "validation", "--episodes", "2", "--out", str(out)])
     text = out.read_text()
     assert "python -m memex.committee.reports.baselines --split validation --episodes 2" in text
-    for name in ("heuristic", "random", "research_chaser", "always_cash", "query_spammer"):
+    for name in ("heuristic", "random", "research_chaser", "always_cash", "query_spammer",
+                 "em_filter", "bonds_only", "max_risk"):
         assert f"| {name} |" in text
+    assert "## The score is the objective" in text and "Spearman(score, objective)" in text
     for task in TASK_NAMES:
         assert f"`{task}`" in text
     assert set(POLICIES) >= {"heuristic", "regime_oracle"}
+
+
+def test_the_knob_sweep_runs_on_train_seeds_only(capsys):
+    tuning_main(["--start", "1000", "--episodes", "1", "--knob", "VOL_HEADROOM=0.9"])
+    out = capsys.readouterr().out
+    assert "| (as is) |" in out and "| VOL_HEADROOM | 0.9 |" in out
+    with pytest.raises(SystemExit):
+        tuning_main(["--start", str(SPLITS["validation"].start), "--episodes", "1"])

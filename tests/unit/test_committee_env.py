@@ -1,5 +1,6 @@
 """The committee environment's contract: typed errors, the actions' effects, every reward term
-pinned to its definition, the Risk Officer's escalation, and the episode score."""
+pinned to its definition (they are the objective's increments), the Risk Officer's escalation,
+and the episode score."""
 
 from __future__ import annotations
 
@@ -10,7 +11,12 @@ import pytest
 from memex.committee import rewards as R
 from memex.committee.environment import CommitteeEnvironment
 from memex.committee.models import CommitteeAction
-from memex.committee.references import ScoredCommitteeEnvironment
+from memex.committee.scoring import (
+    BREACH_FINE_PTS,
+    ENFORCEMENT_FINE_PTS,
+    SCORE_SCALE_PTS,
+    utility,
+)
 from memex.committee.world.market import ASSETS, CASH_RATE_PCT, TICKERS
 from memex.committee.world.risk import (
     DISCIPLINE_PERIODS,
@@ -23,7 +29,6 @@ from memex.committee.world.risk import (
     check_book,
     ewma_update,
     initial_covariance,
-    variance_pct2,
 )
 from memex.committee.world.tasks import TASK_NAMES, generate
 
@@ -34,8 +39,8 @@ def a(action_type: str, **params) -> CommitteeAction:
     return CommitteeAction(action_type=action_type, **params)
 
 
-def fresh(task: str = "guided_allocation", seed: int = SEED, score: bool = False):
-    env = ScoredCommitteeEnvironment() if score else CommitteeEnvironment()
+def fresh(task: str = "guided_allocation", seed: int = SEED):
+    env = CommitteeEnvironment()
     return env, env.reset(task=task, seed=seed)
 
 
@@ -76,12 +81,12 @@ def risky(obs) -> dict[str, float]:
     (a("query_research", query_target="CRYPTO"), "unknown_target"),
     (a("query_risk", query_target="SECTOR"), "unknown_target"),
 ])
-def test_bad_action_is_a_typed_error_that_costs_the_penalty_and_a_period(action, code):
+def test_bad_action_is_a_typed_error_that_holds_the_book_for_a_period(action, code):
     env, obs = fresh()
     before = obs.portfolio.weights
     obs = env.step(action)
     assert obs.error is not None and obs.error.code == code and obs.error.message
-    assert obs.reward_breakdown["invalid_action_penalty"] == -R.INVALID_ACTION_PENALTY_PTS
+    assert obs.reward == pytest.approx(0.0, abs=1e-9)  # the book was cash: cash's return
     assert obs.period == 1 and not obs.done
     assert obs.portfolio.weights["CASH"] == before["CASH"] == 1.0
     assert env.state.invalid_actions == 1
@@ -95,8 +100,7 @@ def test_queries_beyond_the_budget_are_refused_with_a_typed_error():
     assert obs.queries_left == 0
     obs = env.step(a("query_research", query_target="TECH"))
     assert obs.error.code == "query_budget_exhausted"
-    assert obs.reward_breakdown["query_cost"] == 0.0
-    assert obs.reward_breakdown["invalid_action_penalty"] == -R.INVALID_ACTION_PENALTY_PTS
+    assert env.state.invalid_actions == 1 and env.state.queries_used == obs.query_budget
 
 
 def test_stepping_before_reset_or_after_the_end_is_a_typed_error():
@@ -141,7 +145,7 @@ def test_allocate_sets_the_whole_book_and_revise_changes_only_named_positions():
 
 @pytest.mark.parametrize("task", TASK_NAMES)
 def test_an_episode_lasts_the_horizon_and_scores_only_at_the_end(task):
-    env, obs = fresh(task, score=True)
+    env, obs = fresh(task)
     assert obs.period == 0 and obs.reward is None and "score" not in obs.metadata
     total = 0.0
     while not obs.done:
@@ -150,8 +154,13 @@ def test_an_episode_lasts_the_horizon_and_scores_only_at_the_end(task):
         if not obs.done:
             assert obs.metadata == {}
     assert obs.period == obs.horizon == 20
-    assert -1.0 <= obs.metadata["score"] <= 1.0
-    assert obs.metadata["metrics"]["episode_return"] == pytest.approx(total, abs=1e-5)
+    metrics, parts = obs.metadata["metrics"], obs.metadata["score_components"]
+    # the return is the objective: the utility of the edge over cash, fines deducted
+    assert metrics["episode_return"] == pytest.approx(total, abs=1e-5)
+    assert total == pytest.approx(utility(parts["edge_pts"]), abs=1e-4)
+    assert parts["edge_pts"] == pytest.approx(
+        metrics["final_nav"] - metrics["cash_nav"] - metrics["fines_pts"], abs=1e-3)
+    assert obs.metadata["score"] == pytest.approx(total / SCORE_SCALE_PTS[task], abs=1e-5)
     assert env.state.score == obs.metadata["score"] and env.state.done
 
 
@@ -170,7 +179,7 @@ def test_reward_is_the_sum_of_its_reported_terms_and_totals_accumulate():
         assert obs.reward_totals == pytest.approx(running, abs=1e-5)
 
 
-def test_transaction_cost_is_traded_notional_times_each_assets_bps():
+def test_transaction_cost_is_the_nav_traded_away():
     env, obs = fresh()
     obs = env.step(a("allocate", weights={"NOVA": 0.2, "GOVT": 0.3}))
     cost = 0.2 * ASSETS["NOVA"].cost_bps / 1e4 + 0.3 * ASSETS["GOVT"].cost_bps / 1e4
@@ -178,107 +187,68 @@ def test_transaction_cost_is_traded_notional_times_each_assets_bps():
     assert obs.result["turnover"] == pytest.approx(0.5)
 
 
-def test_portfolio_return_is_the_books_return_over_the_period_and_moves_nav():
+def test_portfolio_return_is_what_the_market_added_to_nav_and_cash_return_the_benchmark():
     env, obs = fresh()
     world = generate("guided_allocation", SEED)
     obs = env.step(a("allocate", weights={"NOVA": 0.2, "GOVT": 0.3}))
     r = world.returns_pct[0]
     book = 0.2 * r["NOVA"] / 100 + 0.3 * r["GOVT"] / 100 + 0.5 * CASH_RATE_PCT / 100
-    assert obs.reward_breakdown["portfolio_return"] == pytest.approx(100 * book, abs=1e-6)
-    cost = -obs.reward_breakdown["transaction_cost"] / 100
-    assert obs.portfolio.nav == pytest.approx(100 * (1 - cost) * (1 + book), abs=1e-4)
+    nav_after_cost = 100 + obs.reward_breakdown["transaction_cost"]
+    assert obs.reward_breakdown["portfolio_return"] == pytest.approx(nav_after_cost * book,
+                                                                     abs=1e-6)
+    assert obs.portfolio.nav == pytest.approx(nav_after_cost * (1 + book), abs=1e-4)
+    assert obs.reward_breakdown["cash_return"] == pytest.approx(-CASH_RATE_PCT, abs=1e-9)
+    obs = env.step(a("hold"))
+    assert obs.reward_breakdown["cash_return"] == pytest.approx(
+        -100 * (1 + CASH_RATE_PCT / 100) * CASH_RATE_PCT / 100, abs=1e-9)
 
 
-def test_query_cost_is_charged_per_query_and_cash_earns_the_cash_rate():
+def test_queries_cost_the_month_not_points_and_cash_matches_the_benchmark():
     env, obs = fresh()
     obs = env.step(a("query_research", query_target="SECTOR"))
-    assert obs.reward_breakdown["query_cost"] == -R.QUERY_COST_PTS
     assert obs.reward_breakdown["portfolio_return"] == pytest.approx(CASH_RATE_PCT, abs=1e-9)
+    assert obs.reward == pytest.approx(0.0, abs=1e-9)
     assert obs.queries_left == obs.query_budget - 1
 
 
-def test_variance_penalty_is_the_books_variance_under_the_officers_model():
-    env, obs = fresh()
-    env.step(a("hold"))
-    obs = env.step(a("allocate", weights={"NOVA": 0.3, "PTRL": 0.2, "CORP": 0.2}))
-    cov = officer_cov("guided_allocation", SEED, 1)
-    target = {"NOVA": 0.3, "PTRL": 0.2, "CORP": 0.2}
-    assert obs.reward_breakdown["variance_penalty"] == pytest.approx(
-        -R.VARIANCE_AVERSION * variance_pct2(target, cov), abs=1e-6)
+def test_the_rewards_telescope_to_the_utility_of_the_running_edge():
+    """Each period's reward is U(x_t) - U(x_{t-1}), x the edge over cash net of fines; the
+    risk adjustment is what the utility makes of the period's change of edge."""
+    env, obs = fresh("research_risk_conflict")
+    edge = 0.0
+    for action in [a("hold"), a("allocate", weights={"NOVA": 0.3, "GOVT": 0.3}),
+                   a("allocate", weights={"NOVA": 0.6}), a("hold"), a("query_risk")]:
+        obs = env.step(action)
+        change = sum(v for k, v in obs.reward_breakdown.items() if k != "risk_adjustment")
+        assert obs.reward == pytest.approx(utility(edge + change) - utility(edge), abs=1e-5)
+        edge += change
+        assert obs.reward_breakdown["risk_adjustment"] == pytest.approx(
+            utility(edge) - utility(edge - change) - change, abs=1e-5)
+    assert obs.reward_totals["breach_fines"] < 0 and obs.reward_totals["risk_adjustment"] < 0
+    assert sum(obs.reward_totals.values()) == pytest.approx(utility(edge), abs=1e-4)
 
 
-def test_drawdown_penalty_charges_each_deepening_of_the_maximum_drawdown():
-    env, obs = fresh("regime_shift_recovery")
-    prev = 0.0
-    deepened = 0
-    while not obs.done:
-        obs = env.step(a("hold"))
-        mdd = obs.portfolio.max_drawdown_pct
-        assert obs.reward_breakdown["drawdown_penalty"] == pytest.approx(
-            -R.DRAWDOWN_WEIGHT * (mdd - prev), abs=1e-3)
-        deepened += mdd > prev
-        prev = mdd
-    assert deepened > 0
-    assert obs.reward_totals["drawdown_penalty"] == pytest.approx(
-        -R.DRAWDOWN_WEIGHT * obs.portfolio.max_drawdown_pct, abs=1e-3)
-
-
-def test_compliance_penalty_counts_each_breached_item_and_enforcement_follows():
+def test_breach_fines_count_each_breached_item_and_enforcement_follows():
     env, obs = fresh()
     book = {"NOVA": 0.5, "CLDX": 0.3}
     obs = env.step(a("allocate", weights=book))
     expected = breaches(check_book(book, generate("guided_allocation", SEED).mandate,
                                    officer_cov("guided_allocation", SEED, 0), False))
     assert {c.limit for c in expected} >= {"asset:NOVA", "sector:TECH"}
-    assert obs.reward_breakdown["compliance_penalty"] == pytest.approx(
-        -R.COMPLIANCE_PENALTY_PTS * len(expected))
+    assert obs.reward_breakdown["breach_fines"] == pytest.approx(
+        -BREACH_FINE_PTS * len(expected))
     assert any(f.level == "breach" for f in obs.risk.flags)
     for _ in range(ENFORCE_AFTER_PERIODS - 2):
         obs = env.step(a("hold"))
-        assert obs.reward_breakdown["compliance_penalty"] < 0 and env.state.enforcements == 0
+        assert obs.reward_breakdown["breach_fines"] < 0 and env.state.enforcements == 0
     assert any(f.level == "escalated" for f in obs.risk.flags)
     obs = env.step(a("hold"))
     assert env.state.enforcements == 1
-    assert obs.reward_breakdown["compliance_penalty"] <= -R.ENFORCEMENT_PENALTY_PTS
+    assert obs.reward_breakdown["breach_fines"] <= -ENFORCEMENT_FINE_PTS
     assert any("enforced" in e for e in obs.events)
     assert obs.notes[-1].kind == "enforcement" or any(n.kind == "enforcement"
                                                       for n in obs.notes)
     assert risky(obs)["NOVA"] < 0.35 and obs.result["traded"] is False
-
-
-def test_signal_alignment_is_weight_times_fresh_conviction():
-    env, obs = fresh()
-    obs = env.step(a("query_research", query_target="NOVA"))
-    assert obs.reward_breakdown["signal_alignment"] == 0.0  # nothing held yet
-    conviction = next(v.conviction for v in obs.research if v.name == "NOVA")
-    obs = env.step(a("allocate", weights={"NOVA": 0.3}))
-    held = 0.3  # weights are measured after the trade, before the market moves
-    assert obs.reward_breakdown["signal_alignment"] == pytest.approx(
-        R.ALIGNMENT_WEIGHT * held * conviction, abs=1e-9)
-    for _ in range(R.RESEARCH_FRESH_PERIODS - 2):
-        obs = env.step(a("hold"))
-        assert obs.reward_breakdown["signal_alignment"] != 0.0
-    obs = env.step(a("hold"))  # the view is now RESEARCH_FRESH_PERIODS old
-    assert obs.reward_breakdown["signal_alignment"] == 0.0
-
-
-def test_information_usage_rewards_a_trade_after_fresh_research_and_risk_once():
-    env, obs = fresh()
-    env.step(a("query_research", query_target="MARKET"))
-    obs = env.step(a("allocate", weights={"MEDI": 0.3}))  # no risk report yet
-    assert obs.reward_breakdown["information_usage"] == 0.0
-    env.step(a("query_risk"))
-    obs = env.step(a("allocate", weights={"MEDI": 0.3, "GOVT": 0.3}))
-    assert obs.reward_breakdown["information_usage"] == R.INFO_BONUS_PTS
-    obs = env.step(a("allocate", weights={"MEDI": 0.1, "GOVT": 0.3}))  # nothing new since
-    assert obs.reward_breakdown["information_usage"] == 0.0
-    env.step(a("query_research", query_target="HEALTH"))
-    env.step(a("query_risk", query_target="MEDI"))
-    obs = env.step(a("revise_allocation", weights={"MEDI": 0.12}))  # turnover below the bar
-    assert obs.result["turnover"] < R.INFO_MIN_TURNOVER
-    assert obs.reward_breakdown["information_usage"] == 0.0
-    obs = env.step(a("revise_allocation", weights={"MEDI": 0.3}))
-    assert obs.reward_breakdown["information_usage"] == R.INFO_BONUS_PTS
 
 
 def _drifted_breach_seed() -> tuple[int, float]:
@@ -292,22 +262,18 @@ def _drifted_breach_seed() -> tuple[int, float]:
     raise AssertionError("no seed drifts NOVA over its cap")
 
 
-def test_risk_response_rewards_fixing_a_breach_the_market_caused():
+def test_a_breach_the_market_causes_is_flagged_and_fined_only_if_kept():
     seed, weight = _drifted_breach_seed()
     env, obs = fresh(seed=seed)
     obs = env.step(a("allocate", weights={"NOVA": weight}))
-    assert obs.reward_breakdown["compliance_penalty"] == 0.0
+    assert obs.reward_breakdown["breach_fines"] == 0.0   # compliant when checked
     assert any(f.limit == "asset:NOVA" and f.level == "breach" for f in obs.risk.flags)
-    obs = env.step(a("revise_allocation", weights={"NOVA": 0.3}))
-    assert obs.reward_breakdown["risk_response"] == R.RISK_RESPONSE_BONUS_PTS
-    assert obs.reward_breakdown["compliance_penalty"] == 0.0
-
-
-def test_no_risk_response_for_fixing_a_breach_of_ones_own_making():
-    env, obs = fresh()
-    env.step(a("allocate", weights={"NOVA": 0.5}))
-    obs = env.step(a("revise_allocation", weights={"NOVA": 0.2}))
-    assert obs.reward_breakdown["risk_response"] == 0.0
+    fixed = env.step(a("revise_allocation", weights={"NOVA": 0.3}))
+    assert fixed.reward_breakdown["breach_fines"] == 0.0
+    env, obs = fresh(seed=seed)
+    env.step(a("allocate", weights={"NOVA": weight}))
+    kept = env.step(a("hold"))
+    assert kept.reward_breakdown["breach_fines"] == -BREACH_FINE_PTS
 
 
 LOW_RISK_BOOK_WITH_PTRL = {"PTRL": 0.1, "MEDI": 0.1, "GOVT": 0.2, "CORP": 0.1}
@@ -318,12 +284,12 @@ def _until_announcement(env, obs, change):
     obs = env.step(a("allocate", weights=LOW_RISK_BOOK_WITH_PTRL))
     while obs.period < change.announce_period - 1:
         assert obs.mandate.pending is None
-        assert obs.reward_breakdown["compliance_penalty"] == 0.0
+        assert obs.reward_breakdown["breach_fines"] == 0.0
         obs = env.step(a("hold"))
     return obs
 
 
-def test_risk_response_rewards_complying_with_an_announced_revision_before_it_binds():
+def test_complying_with_an_announced_revision_before_it_binds_avoids_every_fine():
     task = "mandate_drift"
     change = generate(task, SEED).mandate_change
     env, obs = fresh(task)
@@ -334,10 +300,10 @@ def test_risk_response_rewards_complying_with_an_announced_revision_before_it_bi
     due = breaches(check_book(risky(obs), change.mandate, cov, False))
     assert {c.limit for c in due} == {"excluded:PTRL"}
     obs = env.step(a("revise_allocation", weights={"PTRL": 0.0}))
-    assert obs.reward_breakdown["risk_response"] == R.RISK_RESPONSE_BONUS_PTS
-    while obs.period < change.effective_period:
+    assert obs.reward_breakdown["breach_fines"] == 0.0
+    while obs.period < change.effective_period + 2:
         obs = env.step(a("hold"))
-        assert obs.reward_breakdown["compliance_penalty"] == 0.0
+        assert obs.reward_breakdown["breach_fines"] == 0.0
 
 
 def test_ignoring_a_mandate_revision_is_a_breach_from_its_effective_period():
@@ -347,11 +313,10 @@ def test_ignoring_a_mandate_revision_is_a_breach_from_its_effective_period():
     obs = _until_announcement(env, obs, change)
     while obs.period < change.effective_period - 1:
         obs = env.step(a("hold"))
-        assert obs.reward_breakdown["compliance_penalty"] == 0.0
+        assert obs.reward_breakdown["breach_fines"] == 0.0
     obs = env.step(a("hold"))
     assert obs.mandate.excluded == ["PTRL"] and obs.mandate.pending is None
-    assert obs.reward_breakdown["compliance_penalty"] == -R.COMPLIANCE_PENALTY_PTS
-    assert obs.reward_breakdown["risk_response"] == 0.0
+    assert obs.reward_breakdown["breach_fines"] == -BREACH_FINE_PTS
     assert any("excluded:PTRL" in e for e in obs.events)
 
 
