@@ -65,7 +65,13 @@ from memex.envkit.llm_options import (
     prepare_endpoint,
     token_counter,
 )
-from memex.envkit.replies import NotACompletion, ParsedAction, Reply, read_completion
+from memex.envkit.replies import (
+    NotACompletion,
+    ParsedAction,
+    Reply,
+    read_completion,
+    reply_call,
+)
 from memex.envkit.traces import Trace
 
 DEFAULT_REPLY_RETRIES = 3
@@ -418,19 +424,12 @@ class LLMPolicy:
                   "(later ones are counted in the summary)")
 
     def _read(self, reply: Reply) -> ParsedAction:
-        if reply.tool_calls:
-            name, raw = reply.tool_calls[0]
-            try:
-                arguments = json.loads(raw) if raw.strip() else {}
-            except (ValueError, RecursionError):
-                return ParsedAction("unparseable", error=f"tool call arguments are not JSON: "
-                                                         f"{raw[:80]!r}")
-            if not isinstance(arguments, dict):
-                return ParsedAction("unparseable", error="tool call arguments must be an object")
-            return self.adapter.parse_call(name, arguments)
-        if reply.problem is not None:
-            return ParsedAction("unparseable", error=reply.problem)
-        return self.adapter.parse(reply.text)
+        if not reply.tool_calls and reply.problem is None:
+            return self.adapter.parse(reply.text)
+        found = reply_call(reply)
+        if found.call is None:
+            return ParsedAction("unparseable", error=found.reason)
+        return self.adapter.parse_call(*found.call)
 
 
 def _where(exc: BaseException) -> str:

@@ -155,13 +155,35 @@ def read_completion(body: bytes | str) -> Reply:
         raise NotACompletion("the body has no choices" if choices in (None, [])
                              else f"choices is {_kind(choices)}, not a list")
     choice = choices[0]
-    message = choice.get("message") if isinstance(choice, dict) else None
+    return read_message(choice.get("message") if isinstance(choice, dict) else None)
+
+
+def read_message(message: Any) -> Reply:
+    """A chat-completions `message` (any JSON value) as a `Reply`."""
     if not isinstance(message, dict):
         return Reply(problem=f"the reply has no message (it is {_kind(message)})")
     text, text_problem = _message_text(message.get("content"))
     calls, calls_problem = _message_calls(message.get("tool_calls"))
     problem = None if calls or text.strip() else text_problem or calls_problem
     return Reply(text, calls, problem)
+
+
+def reply_call(reply: Reply, tools: Collection[str] | None = None) -> CallRead:
+    """The call a `Reply` makes: its first native tool call (arguments decoded; the name is
+    not checked here), else the last call its text writes (`read_call`), or why there is
+    none."""
+    if reply.tool_calls:
+        name, raw = reply.tool_calls[0]
+        try:
+            arguments = json.loads(raw) if raw.strip() else {}
+        except (ValueError, RecursionError):
+            return CallRead(None, f"tool call arguments are not JSON: {raw[:80]!r}")
+        if not isinstance(arguments, dict):
+            return CallRead(None, "tool call arguments must be an object")
+        return CallRead((name, arguments))
+    if reply.problem is not None:
+        return CallRead(None, reply.problem)
+    return read_call(reply.text, tools)
 
 
 _TAGGED = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.S)
