@@ -12,7 +12,11 @@ in the text (`{"tool": ..., "arguments": {...}}`, `--tool-mode text`, reasoning 
 allowed); `auto` (the default) probes whether the server's chat template renders tools at all
 and falls back to text if not. The parser is strict (`envkit.replies`): a call must name a
 declared tool. A reply without a valid call costs a re-ask with the reason added to the prompt
-(`--reply-retries`), not a crash; only when re-asks run out is the step spent on it.
+(`--reply-retries`), not a crash; only when re-asks run out is the step spent on it. Any body
+the endpoint sends is an outcome: a chat completion's message, whatever its shape, is a call or
+a reply without one; a body that is no chat completion ends the episode (outcome "error"). A
+call over its tool's declared bounds is invalid and never sent: the step is spent on the
+environment's malformed action instead.
 
 Configuration: the shared LLM options of `envkit.llm_options` (flags or environment variables:
 `API_BASE_URL`, `MODEL_NAME`, `API_KEY`, `LLM_TIMEOUT_S`, `LLM_MAX_TOKENS`, ...; no public
@@ -29,7 +33,9 @@ next one; the first failure of each kind is one line on stderr. Every episode pr
     [END] success=<true|false> steps=<n> score=<terminal> return=<sum> outcome=<o> rewards=<r,...>
         [error="<one line>"]
 
-and a summary line on stderr with reply verdict counts and the errors by source.
+and a summary line on stderr with the errors by source, the HTTP requests sent (endpoint
+retries and re-asks counted apart), prompts over `--prompt-tokens` if any, and the reply
+verdict counts.
 
     API_BASE_URL=http://127.0.0.1:8000/v1 MODEL_NAME=my-model \\
         .venv/bin/python -m memex.inference                # easy, medium and hard, one each

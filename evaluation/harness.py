@@ -9,7 +9,10 @@ policies use the inference agent (`memex.inference.LLMPolicy`), so their prompts
 bounded-context prompts the trainer uses. Each endpoint is checked before the grid starts; a
 model-endpoint or environment-server failure mid-run ends that episode with outcome "error"
 (trace written, row kept with `error` and `error_source`, counted in the summary as
-`endpoint_errors` / `env_errors`) and the grid continues.
+`endpoint_errors` / `env_errors`) and the grid continues; so does any reply an endpoint sends
+(`memex.inference.LLMPolicy`). LLM rows also carry their requests, endpoint retries, re-asks,
+prompts over budget and replies by verdict, and `report.md`'s "Errors and replies" table shows
+them per policy with the valid-call rate.
 
 Episodes run in parallel (`--workers`), each worker on its own WebSocket session of the server at
 `--env-url` (or of one this harness starts, `--serve`), or in process when neither is given. The
