@@ -12,7 +12,11 @@ in the text (`{"tool": ..., "arguments": {...}}`, `--tool-mode text`, reasoning 
 allowed); `auto` (the default) probes whether the server's chat template renders tools at all
 and falls back to text if not. The parser is strict (`envkit.replies`): a call must name a
 declared tool. A reply without a valid call costs a re-ask with the reason added to the prompt
-(`--reply-retries`), not a crash; only when re-asks run out is the step spent on it.
+(`--reply-retries`), not a crash; only when re-asks run out is the step spent on it. Any body
+the endpoint sends is an outcome: a chat completion's message, whatever its shape, is a call or
+a reply without one; a body that is no chat completion ends the episode (outcome "error"). A
+call over its tool's declared bounds is invalid and never sent: the step is spent on the
+environment's malformed action instead.
 
 Configuration: the shared LLM options of `envkit.llm_options` (flags or environment variables:
 `API_BASE_URL`, `MODEL_NAME`, `API_KEY`, `LLM_TIMEOUT_S`, `LLM_MAX_TOKENS`, ...; no public
@@ -29,7 +33,9 @@ next one; the first failure of each kind is one line on stderr. Every episode pr
     [END] success=<true|false> steps=<n> score=<terminal> return=<sum> outcome=<o> rewards=<r,...>
         [error="<one line>"]
 
-and a summary line on stderr with reply verdict counts and the errors by source.
+and a summary line on stderr with the errors by source, the HTTP requests sent (endpoint
+retries and re-asks counted apart), prompts over `--prompt-tokens` if any, and the reply
+verdict counts.
 
     API_BASE_URL=http://127.0.0.1:8000/v1 MODEL_NAME=my-model \\
         .venv/bin/python -m memex.inference                # easy, medium and hard, one each
@@ -45,15 +51,17 @@ import os
 import secrets
 import shutil
 import sys
+import threading
 import time
+import traceback
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_args
 
 from memex.envkit.adapter import EnvAdapter
 from memex.envkit.episodes import EnvSessionError, Episode, EpisodeSpec
+from memex.envkit.errors import PolicyFailure
 from memex.envkit.llm_options import (
     EndpointError,
     LLMOptions,
@@ -64,7 +72,13 @@ from memex.envkit.llm_options import (
     prepare_endpoint,
     token_counter,
 )
-from memex.envkit.replies import ParsedAction
+from memex.envkit.replies import (
+    NotACompletion,
+    ParsedAction,
+    Reply,
+    read_completion,
+    reply_call,
+)
 from memex.envkit.traces import Trace
 from memex.registry import get_adapter
 
@@ -77,21 +91,40 @@ MESSAGE_OVERHEAD_TOKENS = 8  # chat-template tokens around each message, roughly
 SMOLLM2_ALIAS = "smollm2-135m"
 PROMPTING_FILE = "prompting.json"  # renderer settings a checkpoint was trained with
 ERROR_SOURCES = {"policy": "model endpoint", "environment": "environment server"}
+NATIVE_500_HINT = ("# hint: the endpoint answered a native tool-calling request with HTTP 500, "
+                   "most often its tool-call parser failing on the model's output; --tool-mode "
+                   "text reads the call from the reply text instead (a 500 to a temperature-0 "
+                   "native request is not retried: the same request fails the same way)")
 
 
-@dataclass
-class Reply:
-    text: str = ""
-    tool_calls: list[tuple[str, str]] = field(default_factory=list)  # (name, JSON arguments)
+class Warnings:
+    """One-line warnings, each kind at most once per run (shared by a run's policies and
+    backends, across threads)."""
+
+    def __init__(self, write: Callable[[str], None] | None = None):
+        self.write = write or (lambda message: print(message, file=sys.stderr))
+        self._seen: set[str] = set()
+        self._lock = threading.Lock()
+
+    def __call__(self, kind: str, message: str) -> None:
+        with self._lock:
+            if kind in self._seen:
+                return
+            self._seen.add(kind)
+        self.write(message)
 
 
 class OpenAIBackend:
     """Chat completions on an OpenAI-compatible endpoint (the `openai` client), bounded by
     `LLMOptions`: its timeout, `max_retries` retries with backoff of requests that failed to
-    connect or got 408/429/5xx (the client's own silent retries are off), then an
-    `EndpointError` (one line), which ends the episode with outcome "error"."""
+    connect or got 408/429/5xx (the client's own silent retries are off) — except a 500 to a
+    native tool-calling request at temperature 0, which is not retried (see `retried`) and
+    suggests text mode once — then an `EndpointError` (one line, with the number of requests
+    sent), which ends the episode with outcome "error". The body is read by
+    `envkit.replies.read_completion`: one that is not a chat completion is an `EndpointError`
+    too; any message in it is a `Reply`, a call or none."""
 
-    def __init__(self, options: LLMOptions):
+    def __init__(self, options: LLMOptions, warn: Warnings | None = None):
         from openai import OpenAI
 
         options.require()
@@ -102,6 +135,18 @@ class OpenAIBackend:
         self.label = options.model
         self.temperature = options.temperature
         self.max_tokens = options.max_tokens
+        self.warn = warn or Warnings()
+
+    def retried(self, status: int | None, native: bool) -> bool:
+        """Whether a failed request is worth sending again: a connection failure, 408, 429 or
+        a 5xx — but not a 500 to a native tool-calling request at temperature 0, which is most
+        often the server's tool-call parser failing on the model's output: the identical
+        request fails the identical way."""
+        if status is None:
+            return True
+        if status == 500 and native and self.temperature == 0:
+            return False
+        return status in RETRY_STATUS or status >= 500
 
     def complete(self, messages: list[dict[str, str]],
                  tools: list[dict[str, Any]] | None = None) -> Reply:
@@ -111,24 +156,28 @@ class OpenAIBackend:
                                   "temperature": self.temperature, "max_tokens": self.max_tokens}
         if tools:
             kwargs["tools"] = tools
-        for attempt in range(self.options.max_retries + 1):
+        sent = 0
+        while True:
+            sent += 1
             try:
-                response = self.client.chat.completions.create(**kwargs)
-                message = response.choices[0].message
-                break
+                body = self.client.chat.completions.with_raw_response.create(**kwargs).content
             except openai.APITimeoutError as exc:  # the server is still busy with it
-                raise EndpointError(describe_error(exc, self.options)) from None
+                raise EndpointError(describe_error(exc, self.options), sent) from None
             except (openai.APIConnectionError, openai.APIStatusError) as exc:
                 status = getattr(exc, "status_code", None)
-                if (status is not None and status not in RETRY_STATUS and status < 500) or \
-                        attempt == self.options.max_retries:
-                    raise EndpointError(describe_error(exc, self.options)) from None
-                time.sleep(min(BACKOFF_CAP_S, BACKOFF_S * 2 ** attempt))
-            except (IndexError, AttributeError, TypeError) as exc:
-                raise EndpointError(f"malformed response from {self.base_url}: {exc}") from None
-        calls = [(c.function.name, c.function.arguments or "{}")
-                 for c in (message.tool_calls or []) if getattr(c, "function", None)]
-        return Reply(message.content or "", calls)
+                if status == 500 and tools:
+                    self.warn("native-500", NATIVE_500_HINT)
+                if sent > self.options.max_retries or not self.retried(status, bool(tools)):
+                    raise EndpointError(describe_error(exc, self.options), sent) from None
+                time.sleep(min(BACKOFF_CAP_S, BACKOFF_S * 2 ** (sent - 1)))
+                continue
+            try:
+                reply = read_completion(body)
+            except NotACompletion as exc:
+                raise EndpointError(f"malformed response from {self.base_url}: {exc}",
+                                    sent) from None
+            reply.requests = sent
+            return reply
 
 
 def smollm2_gguf() -> Path:
@@ -239,7 +288,11 @@ class LLMPolicy:
     rebuilt from the observation's context (within `prompt_tokens` when given), replies parsed
     strictly into actions with `reply_retries` re-asks. Every step's reply is kept in
     `last_reply` (raw text truncated, verdict, reason, prompt tokens and budget), which the
-    episode loop records for traces and [STEP] lines; `stats` counts requests and verdicts."""
+    episode loop records for traces and [STEP] lines; `stats` counts HTTP requests (endpoint
+    retries included), endpoint retries, re-asks, verdicts and prompts over the budget (the
+    first one is warned about through `warn`). Whatever the endpoint sends, `act` returns an
+    action or raises `PolicyFailure` (the episode ends with outcome "error"): even a failure of
+    this code on an unforeseen reply ends the episode, not the run."""
 
     needs_case = False
 
@@ -247,7 +300,7 @@ class LLMPolicy:
                  reply_retries: int = DEFAULT_REPLY_RETRIES, compact: bool = False,
                  max_prompt_chars: int | None = None, prompt_tokens: int | None = None,
                  count_tokens: Callable[[str], int] | None = None, name: str | None = None,
-                 run_token: bool = False):
+                 run_token: bool = False, warn: Warnings | None = None):
         if tool_mode not in get_args(ToolMode):
             raise ValueError(f"tool_mode must be one of {get_args(ToolMode)}")
         self.adapter = adapter
@@ -266,8 +319,11 @@ class LLMPolicy:
         # Prompts are identical run to run unless a per-run token is asked for.
         self._run = secrets.token_hex(3) if run_token else ""
         self._episodes = 0
-        self.stats: dict[str, Any] = {"requests": 0, "retries": 0, "rejected_steps": 0,
-                                      "verdicts": Counter(), "reasons": Counter()}
+        self.warn = warn or getattr(backend, "warn", None) or Warnings()
+        self.stats: dict[str, Any] = {"requests": 0, "endpoint_retries": 0, "reasks": 0,
+                                      "rejected_steps": 0, "over_budget": 0,
+                                      "largest_prompt": 0, "verdicts": Counter(),
+                                      "reasons": Counter()}
         self.last_reply: dict[str, Any] | None = None
         self._tools = adapter.tool_schemas() if tool_mode == "native" else None
         self._tools_tokens = 0
@@ -320,14 +376,26 @@ class LLMPolicy:
         return messages, size
 
     def act(self, obs: Any) -> Any:
+        try:
+            return self._act(obs)
+        except PolicyFailure:
+            raise
+        except Exception as exc:  # a reply nobody foresaw must end its episode, not the run
+            raise PolicyFailure(f"internal error in the LLM policy: {_where(exc)}") from exc
+
+    def _act(self, obs: Any) -> Any:
         note = None
         parsed = ParsedAction("unparseable", error="no reply")
-        reply = Reply()
         for attempt in range(self.reply_retries + 1):
             messages, size = self.messages(obs, note)
-            self.stats["requests"] += 1
-            self.stats["retries"] += attempt > 0
-            reply = self.backend.complete(messages, self._tools)
+            self._check_budget(size)
+            self.stats["reasks"] += attempt > 0
+            try:
+                reply = self.backend.complete(messages, self._tools)
+            except PolicyFailure as exc:
+                self._count_requests(getattr(exc, "requests", 1))
+                raise
+            self._count_requests(reply.requests)
             parsed = self._read(reply)
             self.stats["verdicts"][parsed.verdict] += 1
             if parsed.verdict != "valid":
@@ -340,20 +408,43 @@ class LLMPolicy:
             note = (f"Your previous reply was rejected ({parsed.error}). Reply with exactly one "
                     "valid tool call.")
         self.stats["rejected_steps"] += 1
+        # An oversized call has no action: it never leaves the client (`EnvAdapter.parse_call`).
         return parsed.action if parsed.action is not None else self.adapter.malformed_action()
 
+    def _count_requests(self, sent: int) -> None:
+        self.stats["requests"] += sent
+        self.stats["endpoint_retries"] += max(0, sent - 1)
+
+    def _check_budget(self, size: int | None) -> None:
+        """Count a prompt over `prompt_tokens` (it still goes out: `messages` cut what it may),
+        and warn about the first of the run."""
+        if size is None or self.prompt_tokens is None or size <= self.prompt_tokens:
+            return
+        self.stats["over_budget"] += 1
+        self.stats["largest_prompt"] = max(self.stats["largest_prompt"], size)
+        cut = "old RAM pages were elided" + (" and the tool list shortened"
+                                             if self.tool_mode == "text" else "")
+        kept = "the kernel and the latest result" + (
+            f" and the {self._tools_tokens:,} tokens of tool schemas native mode sends"
+            if self._tools_tokens else "")
+        self.warn("over-budget", f"# warning: a prompt of {size:,} tokens goes out over "
+                  f"--prompt-tokens {self.prompt_tokens:,}: {cut}, but {kept} are never cut "
+                  "(later ones are counted in the summary)")
+
     def _read(self, reply: Reply) -> ParsedAction:
-        if reply.tool_calls:
-            name, raw = reply.tool_calls[0]
-            try:
-                arguments = json.loads(raw) if raw.strip() else {}
-            except ValueError:
-                return ParsedAction("unparseable", error=f"tool call arguments are not JSON: "
-                                                         f"{raw[:80]!r}")
-            if not isinstance(arguments, dict):
-                return ParsedAction("unparseable", error="tool call arguments must be an object")
-            return self.adapter.parse_call(name, arguments)
-        return self.adapter.parse(reply.text)
+        if not reply.tool_calls and reply.problem is None:
+            return self.adapter.parse(reply.text)
+        found = reply_call(reply)
+        if found.call is None:
+            return ParsedAction("unparseable", error=found.reason)
+        return self.adapter.parse_call(*found.call)
+
+
+def _where(exc: BaseException) -> str:
+    """`Type: message (file:line)` of an exception, on one line."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    place = f" ({Path(frames[-1].filename).name}:{frames[-1].lineno})" if frames else ""
+    return f"{type(exc).__name__}: {' '.join(str(exc).split())[:200]}{place}"
 
 
 def _raw(reply: Reply) -> str:
@@ -366,6 +457,17 @@ def _reason_kind(reason: str | None) -> str:
     """A rejection reason without its specifics, for counting."""
     text = (reason or "unknown").split(";")[0].split(":")[0]
     return text.strip()[:60]
+
+
+def request_summary(stats: dict[str, Any], budget: int | None = None) -> str:
+    """`R requests (E endpoint retries, A re-asks)`, and the prompts over the budget if any,
+    for a policy's `stats`."""
+    line = (f"{stats['requests']} requests ({stats['endpoint_retries']} endpoint retries, "
+            f"{stats['reasks']} re-asks)")
+    if stats["over_budget"]:
+        line += (f"; {stats['over_budget']} prompts over --prompt-tokens {budget} (largest "
+                 f"{stats['largest_prompt']:,})")
+    return line
 
 
 def reply_summary(stats: dict[str, Any]) -> str:
@@ -535,7 +637,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"# {successes}/{len(specs)} episodes decided correctly in "
           f"{time.perf_counter() - started:.1f}s; {failed} ended by errors ("
           + ", ".join(f"{errors[s]} {s}" for s in ERROR_SOURCES.values()) + "); "
-          f"{policy.stats['requests']} requests, {policy.stats['retries']} retries; "
+          f"{request_summary(policy.stats, policy.prompt_tokens)}; "
           f"{reply_summary(policy.stats)}", file=sys.stderr)
     return 0 if failed < len(specs) else 1
 

@@ -54,7 +54,7 @@ from memex.agent_os_core.memory_manager import (
 )
 from memex.agent_os_core.runtime import EnvBatch, StepResult
 from memex.envkit.llm_options import LLMOptions, ToolMode
-from memex.envkit.replies import read_call
+from memex.envkit.replies import Reply, read_completion, read_message, reply_call
 from memex.models import TOOL_NAMES, MemexObservation
 from memex.scenarios import CaseSpec
 
@@ -127,26 +127,25 @@ class MalformedReply(ValueError):
     pass
 
 
-def parse_tool_call(message: dict[str, Any]) -> dict[str, Any]:
-    """One action from a chat-completions message: a native tool call, else the tool call written
-    in the text (read by the project's one reply parser, `envkit.replies.read_call`)."""
-    calls = message.get("tool_calls") or []
-    if calls:
-        fn = calls[0].get("function") or {}
-        name, raw = fn.get("name"), fn.get("arguments") or "{}"
-        try:
-            arguments = json.loads(raw) if isinstance(raw, str) else dict(raw)
-        except (json.JSONDecodeError, TypeError, ValueError) as exc:
-            raise MalformedReply(f"tool call arguments are not JSON: {exc}") from None
-    else:
-        found = read_call(message.get("content") or "", TOOL_NAMES)
-        if found.call is None:
-            raise MalformedReply(found.reason or "no tool call found in the reply")
-        name, arguments = found.call
+def parse_tool_call(message: Any) -> dict[str, Any]:
+    """One action from a chat-completions message (any JSON value): a native tool call, else the
+    tool call written in the text (`envkit.replies.read_message`, then `reply_action`)."""
+    return reply_action(read_message(message))
+
+
+def reply_action(reply: Reply) -> dict[str, Any]:
+    """The action a reply calls for (`envkit.replies.reply_call`, the project's one reply
+    parser); `MalformedReply` if it calls none, an undeclared tool, or is oversized (over a
+    declared bound: `EnvAdapter.parse_call`), so the environment server never receives it."""
+    found = reply_call(reply, TOOL_NAMES)
+    if found.call is None:
+        raise MalformedReply(found.reason or "no tool call found in the reply")
+    name, arguments = found.call
     if name not in TOOL_NAMES:
-        raise MalformedReply(f"unknown tool {name!r}")
-    if not isinstance(arguments, dict):
-        raise MalformedReply("tool arguments must be a JSON object")
+        raise MalformedReply(f"unknown tool {name[:40]!r}")
+    parsed = ADAPTER.parse_call(name, arguments)
+    if parsed.action is None:  # oversized: it is never sent
+        raise MalformedReply(f"oversized call to {name}: {parsed.error}")
     return {"tool": name, "arguments": arguments}
 
 
@@ -187,7 +186,9 @@ class LLMClient:
                     r = await client.post(f"{self.cfg.base_url.rstrip('/')}/chat/completions",
                                           json=self.request_body(msgs))
                 r.raise_for_status()
-                return parse_tool_call(r.json()["choices"][0]["message"]), attempt, None
+                # Any body is an outcome: one that is no chat completion raises NotACompletion
+                # (a ValueError: retried below), any message in it is a call or MalformedReply.
+                return reply_action(read_completion(r.content)), attempt, None
             except MalformedReply as exc:
                 error = str(exc)
             except (httpx.HTTPError, KeyError, IndexError, ValueError) as exc:

@@ -56,7 +56,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from memex.envkit.declarations import ToolSpec
+from memex.envkit.declarations import MAX_ARG_CHARS, ToolSpec
 from memex.envkit.episodes import (
     Episode,
     EpisodeSpec,
@@ -70,6 +70,35 @@ from memex.envkit.replies import ParsedAction, read_call
 from memex.envkit.targets import resolve
 from memex.envkit.traces import Trace
 
+# ---- calls ------------------------------------------------------------------------------------
+
+# pydantic's error types for a broken `maxLength` (strings) and `maxItems` (lists, dicts).
+BOUND_ERRORS = frozenset({"string_too_long", "too_long"})
+
+
+def _validation_error(spec: ToolSpec, arguments: dict[str, Any]) -> ValidationError | None:
+    try:
+        spec.args_model.model_validate(arguments)
+    except ValidationError as exc:
+        return exc
+    return None
+
+
+def oversized(error: ValidationError, arguments: dict[str, Any]) -> bool:
+    """Whether an invalid call is too big to send: it breaks one of its tool's declared bounds
+    (`maxLength` / `maxItems`), or its arguments' JSON is longer than any one argument may be
+    (`MAX_ARG_CHARS`: a payload in an undeclared or mistyped argument). The server would refuse
+    the frame or spend the step echoing it; the step is spent on the malformed action instead."""
+    if any(e["type"] in BOUND_ERRORS for e in error.errors(include_url=False,
+                                                           include_input=False)):
+        return True
+    try:
+        return len(json.dumps(arguments, default=str)) > MAX_ARG_CHARS
+    except (RecursionError, ValueError):  # nested past what JSON encodes: no argument is
+        return True
+
+
+# ---- the adapter ------------------------------------------------------------------------------
 
 class EnvAdapter(ABC):
     """Base class of environment adapters; see the module docstring for the contract."""
@@ -197,11 +226,8 @@ class EnvAdapter(ABC):
         spec = self.tool_specs.get(name)
         if spec is None:
             return f"unknown tool {name!r}; tools: {', '.join(self.tool_specs)}"
-        try:
-            spec.args_model.model_validate(arguments)
-        except ValidationError as exc:
-            return validation_message(exc, limit=4)
-        return None
+        exc = _validation_error(spec, arguments)
+        return None if exc is None else validation_message(exc, limit=4)
 
     @abstractmethod
     def make_action(self, name: str, arguments: dict[str, Any]) -> Any:
@@ -217,11 +243,18 @@ class EnvAdapter(ABC):
         return json.dumps({"tool": name, "arguments": arguments}, separators=(", ", ": "))
 
     def parse_call(self, name: str, arguments: dict[str, Any]) -> ParsedAction:
-        """A native tool call read strictly: an undeclared tool is no call at all."""
-        if name not in self.tool_specs:
+        """A native tool call read strictly: an undeclared tool is no call at all. An invalid
+        call is still made into an action (the environment answers it with its typed error),
+        unless it is oversized (`oversized`): then it has no action, and never leaves the
+        client."""
+        spec = self.tool_specs.get(name)
+        if spec is None:
             return ParsedAction("unparseable", name=name, arguments=arguments,
                                 error=f"{str(name)[:40]!r} is not a declared tool")
-        error = self.validate_call(name, arguments)
+        exc = _validation_error(spec, arguments)
+        error = None if exc is None else validation_message(exc, limit=4)
+        if exc is not None and oversized(exc, arguments):
+            return ParsedAction("invalid", None, name, arguments, error)
         try:
             action = self.make_action(name, arguments)
         except Exception as exc:  # the wire model itself refused it

@@ -37,12 +37,19 @@ from memex.envkit.tokens import TokenCounter
 ToolMode = Literal["native", "text"]
 TOOL_MODES: tuple[str, ...] = ("auto", *get_args(ToolMode))  # "auto": resolved per endpoint
 KEY_VARIABLES = ("API_KEY", "OPENAI_API_KEY", "HF_TOKEN")
-PROBE_TIMEOUT_S = 120.0  # a CPU server answers the one-token probes slowly
+# A server may load its model on the first request (`transformers serve` does), so the
+# tool-mode probe, often that first request, waits at least this long.
+PROBE_TIMEOUT_S = 120.0
+CHECK_TIMEOUT_S = 30.0  # GET /models at most waits this long
 
 
 class EndpointError(PolicyFailure):
     """The model endpoint could not answer (after retries), or is not configured; the message
-    is one line meant for the user."""
+    is one line meant for the user. `requests` is how many HTTP requests were sent for it."""
+
+    def __init__(self, message: str, requests: int = 0):
+        super().__init__(message)
+        self.requests = requests
 
 
 @dataclass(frozen=True)
@@ -97,7 +104,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("--timeout", "timeout_s", "LLM_TIMEOUT_S", float,
            "seconds per request; a timed-out request is not retried"),
     Option("--max-retries", "max_retries", "LLM_MAX_RETRIES", int,
-           "retries (with backoff) of a request that failed to connect or got 408/429/5xx"),
+           "retries (with backoff) of a request that failed to connect or got 408/429/5xx; "
+           "not of a 500 to a native tool call at temperature 0 (it would fail the same way)"),
     Option("--max-tokens", "max_tokens", "LLM_MAX_TOKENS", int, "tokens per reply"),
     Option("--temperature", "temperature", "LLM_TEMPERATURE", float, "sampling temperature"),
     Option("--max-steps", "max_steps", "LLM_MAX_STEPS", int,
@@ -107,7 +115,8 @@ OPTIONS: tuple[Option, ...] = (
            "template drops tools"),
     Option("--prompt-tokens", "prompt_tokens", "LLM_PROMPT_TOKENS", int,
            "prompt budget in tokens (context minus --max-tokens); oldest RAM page contents "
-           "are elided first"),
+           "are elided first, then the text tool list shortened; a prompt still over it goes "
+           "out with a warning"),
     Option("--tokenizer", "tokenizer", "LLM_TOKENIZER", str,
            "local tokenizer dir for counting prompt tokens (default tiktoken cl100k)"),
     Option("--reply-retries", "reply_retries", "LLM_REPLY_RETRIES", int,
@@ -177,8 +186,10 @@ def server_message(body: Any) -> str | None:
     return body if isinstance(body, str) and body else None
 
 
-def describe_error(exc: BaseException, opts: LLMOptions | None = None) -> str:
-    """One line for a failed request, with the server's own message when it sent one."""
+def describe_error(exc: BaseException, opts: LLMOptions | None = None,
+                   timeout_s: float | None = None) -> str:
+    """One line for a failed request, with the server's own message when it sent one;
+    `timeout_s` is the limit the request ran under (default `opts.timeout_s`)."""
     where = f" from {opts.base_url}" if opts is not None and opts.base_url else ""
     status = getattr(exc, "status_code", None)
     if status is None and isinstance(exc, httpx.HTTPStatusError):
@@ -188,13 +199,15 @@ def describe_error(exc: BaseException, opts: LLMOptions | None = None) -> str:
         if body is None and getattr(exc, "response", None) is not None:
             try:
                 body = exc.response.json()
-            except ValueError:
+            except (ValueError, RecursionError):  # not JSON, or nested past the decoder
                 body = exc.response.text[:300]
         detail = server_message(body) or type(exc).__name__
         return f"HTTP {status}{where}: {' '.join(str(detail).split())[:300]}"
     name = type(exc).__name__
     if "Timeout" in name:
-        limit = f" after {opts.timeout_s:g}s" if opts is not None else ""
+        if timeout_s is None and opts is not None:
+            timeout_s = opts.timeout_s
+        limit = "" if timeout_s is None else f" after {timeout_s:g}s"
         return (f"request timed out{limit}{where} (raise --timeout or lower --max-tokens; "
                 "the server may still be generating)")
     if "Connection" in name or isinstance(exc, httpx.TransportError | OSError):
@@ -207,20 +220,37 @@ def _client(opts: LLMOptions, timeout_s: float) -> httpx.Client:
                         headers={"Authorization": f"Bearer {opts.key}"})
 
 
+def served_models(body: Any) -> list[str]:
+    """The model ids in a `GET /models` body: OpenAI's `{"data": [{"id": ...}, ...]}`, or a bare
+    list of such entries or of ids; [] for any other shape (the model is then not checked)."""
+    entries = body.get("data") if isinstance(body, dict) else body
+    if not isinstance(entries, list):
+        return []
+    ids = [e.get("id") if isinstance(e, dict) else e for e in entries]
+    return [i for i in ids if isinstance(i, str)]
+
+
 def check_endpoint(opts: LLMOptions) -> list[str]:
     """The served model ids (`GET /models`); `EndpointError` if the endpoint is not configured,
-    unreachable, refuses the key, or does not serve `opts.model`."""
+    unreachable, refuses the key, answers something that is not JSON, or does not serve
+    `opts.model`."""
     opts.require()
+    timeout_s = min(opts.timeout_s, CHECK_TIMEOUT_S)
     try:
-        with _client(opts, min(opts.timeout_s, 30.0)) as client:
+        with _client(opts, timeout_s) as client:
             response = client.get("/models")
             response.raise_for_status()
-            ids = [m.get("id") for m in response.json().get("data", [])]
-    except (httpx.HTTPError, ValueError) as exc:
-        raise EndpointError(f"endpoint check failed: {describe_error(exc, opts)}") from None
+            body = response.json()
+    except httpx.HTTPError as exc:
+        raise EndpointError(f"endpoint check failed: {describe_error(exc, opts, timeout_s)}") \
+            from None
+    except (ValueError, RecursionError):
+        raise EndpointError(f"endpoint check failed: GET {opts.base_url}/models did not answer "
+                            f"JSON (it sent {response.text[:60]!r})") from None
+    ids = served_models(body)
     if ids and opts.model not in ids:
         raise EndpointError(f"{opts.base_url} does not serve model {opts.model!r}; it serves: "
-                            + ", ".join(map(str, ids[:8])))
+                            + ", ".join(ids[:8]))
     return ids
 
 
@@ -233,9 +263,10 @@ _PROBE_TOOL = {"type": "function", "function": {
 def template_renders_tools(opts: LLMOptions) -> bool | None:
     """Whether the server's chat template puts `tools=` into the prompt: the prompt token count
     it reports for one tiny request with a tool must exceed the count without. None when the
-    server reports no usage (unknown)."""
+    server reports no usage (unknown). Each probe waits `max(--timeout, PROBE_TIMEOUT_S)`."""
     counts = []
-    with _client(opts, max(opts.timeout_s, PROBE_TIMEOUT_S)) as client:
+    timeout_s = max(opts.timeout_s, PROBE_TIMEOUT_S)
+    with _client(opts, timeout_s) as client:
         for tools in (None, [_PROBE_TOOL]):
             body: dict[str, Any] = {"model": opts.model, "max_tokens": 1, "temperature": 0.0,
                                     "messages": [{"role": "user", "content": "Say OK."}]}
@@ -244,10 +275,23 @@ def template_renders_tools(opts: LLMOptions) -> bool | None:
             try:
                 response = client.post("/chat/completions", json=body)
                 response.raise_for_status()
-                counts.append((response.json().get("usage") or {}).get("prompt_tokens"))
-            except (httpx.HTTPError, ValueError) as exc:
-                raise EndpointError(f"tool-mode probe failed: {describe_error(exc, opts)}") \
-                    from None
+                answer = response.json()
+            except httpx.TimeoutException:
+                raise EndpointError(
+                    f"tool-mode probe failed: no answer from {opts.base_url} to a 1-token "
+                    f"request in {timeout_s:g}s (the probe waits max(--timeout, "
+                    f"{PROBE_TIMEOUT_S:g}s); --tool-mode text skips it)") from None
+            except httpx.HTTPError as exc:
+                raise EndpointError(f"tool-mode probe failed: "
+                                    f"{describe_error(exc, opts, timeout_s)}") from None
+            except (ValueError, RecursionError):
+                raise EndpointError(f"tool-mode probe failed: {opts.base_url} answered a chat "
+                                    f"request with something that is not JSON "
+                                    f"({response.text[:60]!r})") from None
+            usage = answer.get("usage") if isinstance(answer, dict) else None
+            tokens = usage.get("prompt_tokens") if isinstance(usage, dict) else None
+            counts.append(tokens if isinstance(tokens, int) and not isinstance(tokens, bool)
+                          else None)
     if None in counts:
         return None
     return counts[1] > counts[0]

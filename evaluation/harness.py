@@ -9,7 +9,10 @@ policies use the inference agent (`memex.inference.LLMPolicy`), so their prompts
 bounded-context prompts the trainer uses. Each endpoint is checked before the grid starts; a
 model-endpoint or environment-server failure mid-run ends that episode with outcome "error"
 (trace written, row kept with `error` and `error_source`, counted in the summary as
-`endpoint_errors` / `env_errors`) and the grid continues.
+`endpoint_errors` / `env_errors`) and the grid continues; so does any reply an endpoint sends
+(`memex.inference.LLMPolicy`). LLM rows also carry their requests, endpoint retries, re-asks,
+prompts over budget and replies by verdict, and `report.md`'s "Errors and replies" table shows
+them per policy with the valid-call rate.
 
 Episodes run in parallel (`--workers`), each worker on its own WebSocket session of the server at
 `--env-url` (or of one this harness starts, `--serve`), or in process when neither is given. The
@@ -65,12 +68,22 @@ from memex.envkit.llm_options import (
 )
 from memex.envkit.replies import VERDICTS
 from memex.envkit.servers import serve
-from memex.evaluation.report import columns, fmt, group, make_plots, markdown_report, summarize
+from memex.evaluation.report import (
+    REQUEST_COUNTS,
+    columns,
+    error_counts,
+    fmt,
+    group,
+    make_plots,
+    markdown_report,
+    summarize,
+)
 from memex.inference import (
     ERROR_SOURCES,
     LLMPolicy,
     LocalBackend,
     OpenAIBackend,
+    Warnings,
     episode_trace,
     play_recorded,
 )
@@ -90,10 +103,12 @@ class PolicyMaker:
 
 
 def policy_maker(adapter: EnvAdapter, name: str, *, llm: LLMOptions | None = None,
-                 prepared: dict[str, LLMOptions] | None = None) -> PolicyMaker:
+                 prepared: dict[str, LLMOptions] | None = None,
+                 warn: Warnings | None = None) -> PolicyMaker:
     """`name` is a baseline, `llm:MODEL` or `ckpt:PATH`. An `llm:` policy needs `llm` (the
     endpoint options; MODEL replaces its model) and checks the endpoint and its tool mode once
-    (`prepare_endpoint`, `EndpointError` if it fails); `prepared` caches that per model."""
+    (`prepare_endpoint`, `EndpointError` if it fails); `prepared` caches that per model; `warn`
+    says each kind of warning once for the whole run (default: once per policy)."""
     if name.startswith(("llm:", "ckpt:")):
         kind, target = name.split(":", 1)
         opts = llm or LLMOptions()
@@ -103,7 +118,7 @@ def policy_maker(adapter: EnvAdapter, name: str, *, llm: LLMOptions | None = Non
             if name not in cache:
                 cache[name] = prepare_endpoint(opts)
             opts = cache[name]
-            backend: Any = OpenAIBackend(opts)
+            backend: Any = OpenAIBackend(opts, warn)
             mode, limit = opts.tool_mode, None
         else:
             backend = LocalBackend(target, temperature=opts.temperature,
@@ -119,7 +134,7 @@ def policy_maker(adapter: EnvAdapter, name: str, *, llm: LLMOptions | None = Non
                                compact=prompting.get("compact", False),
                                max_prompt_chars=prompting.get("max_chars"),
                                prompt_tokens=opts.prompt_tokens, count_tokens=count,
-                               run_token=opts.run_token)
+                               run_token=opts.run_token, warn=warn)
             policy.episode_key = spec.key  # deterministic prompts, run to run
             return policy
 
@@ -180,6 +195,7 @@ def run_grid(adapter: EnvAdapter, makers: Sequence[PolicyMaker], specs: Sequence
         stats = getattr(policy, "stats", None)
         if isinstance(stats, dict) and "verdicts" in stats:
             row.update({f"replies_{v}": stats["verdicts"][v] for v in VERDICTS})
+            row.update({k: stats[k] for k in REQUEST_COUNTS})
         if out_dir is not None and (traces == "all" or (traces == "first" and spec.repeat == 0)):
             path = out_dir / "traces" / _safe(maker.label) / f"{spec.key}.jsonl"
             episode_trace(adapter, episode).write(path)
@@ -218,7 +234,8 @@ def evaluate(adapter: EnvAdapter, policies: Sequence[str], specs: Sequence[Episo
     one that fails mid-run ends that episode with outcome "error" and the grid continues."""
     out.mkdir(parents=True, exist_ok=True)
     prepared: dict[str, LLMOptions] = {}
-    makers = [policy_maker(adapter, p, llm=llm, prepared=prepared) for p in policies]
+    warn = Warnings(lambda message: tqdm.write(message, file=sys.stderr))
+    makers = [policy_maker(adapter, p, llm=llm, prepared=prepared, warn=warn) for p in policies]
     started = time.perf_counter()
     rows = run_grid(adapter, makers, specs, base_url=base_url, workers=workers, out_dir=out,
                     traces=traces, progress=progress)
@@ -231,12 +248,7 @@ def evaluate(adapter: EnvAdapter, policies: Sequence[str], specs: Sequence[Episo
     for (p, d), g in group(rows, "policy", "difficulty").items():
         summary[p][d] = summarize(g, measures)
     for (p,), g in group(rows, "policy").items():
-        summary[p]["all"]["endpoint_errors"] = sum(r.get("error_source") == "policy"
-                                                   for r in g)
-        summary[p]["all"]["env_errors"] = sum(r.get("error_source") == "environment" for r in g)
-        if any("replies_valid" in r for r in g):
-            summary[p]["all"]["replies"] = {v: sum(r.get(f"replies_{v}", 0) for r in g)
-                                            for v in VERDICTS}
+        summary[p]["all"].update(error_counts(g))
     (out / "summary.json").write_text(json.dumps({"env": adapter.name, "wall_s": wall,
                                                   "episodes": len(rows),
                                                   "policies": summary}, indent=2))

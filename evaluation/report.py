@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from memex.envkit.adapter import EnvAdapter
+from memex.envkit.replies import VERDICTS
 from memex.scenarios.generator import KINDS, variant_of
 
 PASS_K = tuple(range(1, 9))
@@ -65,6 +66,22 @@ def group(rows: Sequence[dict[str, Any]], *keys: str) -> dict[tuple, list[dict[s
     out: dict[tuple, list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
         out[tuple(r[k] for k in keys)].append(r)
+    return out
+
+
+# What an LLM policy's `stats` count per episode, kept on its row and summed per policy.
+REQUEST_COUNTS = ("requests", "endpoint_retries", "reasks", "over_budget")
+
+
+def error_counts(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Episodes of `rows` ended by a model-endpoint error and by an environment-server error;
+    for an LLM policy also its replies by verdict and its request counts (`REQUEST_COUNTS`)."""
+    out: dict[str, Any] = {
+        "endpoint_errors": sum(r.get("error_source") == "policy" for r in rows),
+        "env_errors": sum(r.get("error_source") == "environment" for r in rows)}
+    if any("replies_valid" in r for r in rows):
+        out["replies"] = {v: sum(r.get(f"replies_{v}", 0) for r in rows) for v in VERDICTS}
+        out.update({k: sum(r.get(k, 0) for r in rows) for k in REQUEST_COUNTS})
     return out
 
 
@@ -153,6 +170,35 @@ def kind_section(rows: Sequence[dict[str, Any]]) -> list[str]:
             ""]
 
 
+def errors_section(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """Per policy: episodes ended by errors, by source, and for LLM policies the requests sent
+    and how many replies were valid calls; then the first error message of each policy."""
+    by_policy = group(rows, "policy")
+    body, first = [], []
+    for (p,), g in by_policy.items():
+        counts = error_counts(g)
+        replies = counts.get("replies")
+        total = sum(replies.values()) if replies else 0
+        body.append([p, len(g), counts["endpoint_errors"], counts["env_errors"],
+                     counts.get("requests"), counts.get("endpoint_retries"),
+                     counts.get("reasks")]
+                    + [replies[v] if replies else None for v in VERDICTS]
+                    + [replies["valid"] / total if total else None])
+        failed = next((r for r in g if r.get("error")), None)
+        if failed is not None:
+            first.append(f"- `{p}` {failed['key']} ({failed.get('error_source', 'policy')}): "
+                         f"{' '.join(str(failed['error']).split())[:300]}")
+    return ["## Errors and replies", "",
+            "Episodes ended by a model-endpoint or an environment-server error (outcome "
+            "`error`), and for LLM policies the HTTP requests sent (endpoint retries "
+            "included), the re-asks after a reply without a valid call, the replies by "
+            "verdict and the valid-call rate (valid replies / all replies).", "",
+            table(["policy", "episodes", "endpoint errors", "env errors", "requests",
+                   "endpoint retries", "re-asks", "valid", "invalid", "no-call",
+                   "valid-call rate"], body, right_from=1),
+            "", *([*first, ""] if first else [])]
+
+
 def markdown_report(adapter: EnvAdapter, rows: Sequence[dict[str, Any]], *, title: str,
                     command: str, grid_note: str, plots: Sequence[Path],
                     report_dir: Path) -> str:
@@ -202,6 +248,7 @@ def markdown_report(adapter: EnvAdapter, rows: Sequence[dict[str, Any]], *, titl
                    if by_ptd.get((p, t, d)) else "—" for p in policies]
             for t in tasks)))
         parts.append("")
+    parts += errors_section(rows)
     parts += kind_section(rows)
     if plots:
         parts += ["## Plots", ""]

@@ -123,8 +123,15 @@ def test_parse_tool_call_accepts_native_calls_and_json_text():
     assert parse_tool_call(native) == {"tool": "review_alert", "arguments": {}}
     text = {"content": 'Sure: {"tool": "check_watchlist", "arguments": {"name": "A B"}}'}
     assert parse_tool_call(text)["arguments"] == {"name": "A B"}
+    as_object = {"tool_calls": [{"function": {"name": "check_watchlist",
+                                              "arguments": {"name": "A B"}}}]}
+    assert parse_tool_call(as_object)["arguments"] == {"name": "A B"}
     for bad in ({"content": "no json"}, {"content": '{"tool": "nope", "arguments": {}}'},
-                {"tool_calls": [{"function": {"name": "review_alert", "arguments": "{x"}}]}):
+                {"tool_calls": [{"function": {"name": "review_alert", "arguments": "{x"}}]},
+                None, {"content": 7}, {"content": [1]}, {"tool_calls": "x"},
+                {"tool_calls": [{"function": {"name": None, "arguments": "{}"}}]},
+                {"tool_calls": [{"function": {"name": "write_to_case_file",
+                                              "arguments": {"note": "x" * 1_000_000}}}]}):
         with pytest.raises(MalformedReply):
             parse_tool_call(bad)
 

@@ -64,7 +64,7 @@ def test_malformed_replies_cost_a_retry_not_a_crash(memex_server, tool_mode):
         finally:
             session.close()
     assert all(ep.done and adapter.success(ep) for ep in episodes)
-    assert policy.stats["retries"] > 0 and policy.stats["rejected_steps"] == 0
+    assert policy.stats["reasks"] > 0 and policy.stats["rejected_steps"] == 0
     # No malformed reply reached the environment.
     assert all(ep.state.invalid_actions == 0 for ep in episodes)
     assert sum(x.startswith("[END] success=true") for x in lines) == 2
