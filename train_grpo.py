@@ -253,7 +253,7 @@ class RolloutEngine:
                     for r, t in zip(active, turns, strict=True):
                         f.write(json.dumps({
                             "batch": self.counts["batches"], "episode": r.episode.spec.key,
-                            "step": r.obs.step, "prompt_tokens": len(t.prompt_ids),
+                            "step": r.episode.steps, "prompt_tokens": len(t.prompt_ids),
                             "reply": t.text, "status": t.parsed.status,
                             "error": t.parsed.error}) + "\n")
             t0 = time.perf_counter()
