@@ -29,5 +29,7 @@ RUN pip install --no-deps -e .
 USER user
 EXPOSE 7860
 HEALTHCHECK --interval=30s --timeout=5s CMD python -c "import os, urllib.request; urllib.request.urlopen(f'http://127.0.0.1:{os.environ.get(\"PORT\", \"7860\")}/health')"
-# Finished episodes may show their ground truth in the Glass Box overlay (never before the end).
-CMD ["sh", "-c", "exec python -m memex.openenv_server --host 0.0.0.0 --port ${PORT:-7860} --reveal-truth-after-done"]
+# No truth is served by default: on a public Space a second episode on the same seed would give
+# the first one's answer. A local demo turns the Glass Box's post-episode overlay on with
+# `docker run -e MEMEX_REVEAL_TRUTH_AFTER_DONE=1 ...`; `-e MEMEX_SEALED=1` serves a sealed run.
+CMD ["sh", "-c", "exec python -m memex.openenv_server --host 0.0.0.0 --port ${PORT:-7860}"]

@@ -24,6 +24,7 @@ import time
 import uvicorn
 
 from memex.envkit.guards import DEFAULT_MAX_BODY_BYTES
+from memex.envkit.sealed import sealed_from_env
 from memex.server.app import app, create_memex_app
 
 __all__ = ["app", "create_memex_app", "main", "replica_urls"]
@@ -54,6 +55,8 @@ def main(argv: list[str] | None = None) -> None:
                    default=int(os.environ.get("MEMEX_REPLICAS", "1")),
                    help="server processes on consecutive ports from --port (0: one per core)")
     args = p.parse_args(argv)
+    if args.replicas != 1 and sealed_from_env(args.sealed):
+        p.error("a sealed run is one server process (its ledger lives there): drop --replicas")
     if args.replicas != 1:
         raise SystemExit(serve_replicas(args, sys.argv[1:] if argv is None else list(argv)))
     app = create_memex_app(args.max_sessions, args.session_timeout, args.reveal_truth_after_done,

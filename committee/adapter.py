@@ -27,6 +27,7 @@ from memex.committee.environment import WIRE_PARAMS, CommitteeEnvironment
 from memex.committee.models import CommitteeAction, CommitteeObservation
 from memex.committee.policies import BASELINES, POLICIES
 from memex.committee.prompting import render_observation, system_prompt
+from memex.committee.scoring import outcome
 from memex.committee.tools import ACTIONS
 from memex.committee.training import reward_components
 from memex.committee.world.market import World
@@ -35,7 +36,6 @@ from memex.envkit.adapter import EnvAdapter
 from memex.envkit.episodes import Episode, EpisodeSpec
 
 DIFFICULTY = "standard"
-BEAT_CASH_TOLERANCE_PTS = 1e-6   # sitting in cash must not "beat" cash by rounding
 
 
 def _trim_history(data: dict[str, Any]) -> None:
@@ -157,7 +157,7 @@ class CommitteeAdapter(EnvAdapter):
         parts = (episode.final.metadata or {}).get("score_components") or {}
         if "edge_pts" not in parts:
             return "finished"
-        return "beat_cash" if parts["edge_pts"] > BEAT_CASH_TOLERANCE_PTS else "below_cash"
+        return outcome(parts["edge_pts"])
 
     def success(self, episode: Episode) -> bool:
         metrics = (episode.final.metadata or {}).get("metrics") or {}

@@ -76,6 +76,7 @@ from memex.committee.scoring import (
     RISK_AVERSION,
     SCORE_SCALE_PTS,
     episode_score,
+    outcome,
     utility,
 )
 from memex.committee.tools import (
@@ -112,7 +113,7 @@ class _Meeting:
     """What one step accumulates, part by part, before it is observed."""
 
     period: int
-    action_type: str
+    action_type: str | None
     terms: R.RewardTerms = field(default_factory=R.RewardTerms)
     events: list[str] = field(default_factory=list)
     result: dict[str, Any] | None = None
@@ -189,17 +190,33 @@ class CommitteeEnvironment(Environment[CommitteeAction, CommitteeObservation, Co
             return self._error_only("no_episode", "call reset before step")
         if self._done:
             return self._error_only("episode_done", "the episode has ended; call reset")
+        return self._meet(action)
+
+    def step_malformed(self, message: str) -> CommitteeObservation:
+        """A step whose action could not be read at all (not an object, no readable
+        `action_type`, a body that is not JSON): answered like any invalid action — a typed
+        `malformed_action` error, and the book held for the month."""
+        if self._world is None:
+            return self._error_only("no_episode", "call reset before step")
+        if self._done:
+            return self._error_only("episode_done", "the episode has ended; call reset")
+        return self._meet(None, message)
+
+    def _meet(self, action: CommitteeAction | None, malformed: str = "") -> CommitteeObservation:
         self._state.step_count += 1
-        meeting = _Meeting(period=self._book.period + 1, action_type=action.action_type)
-        self._take_action(action, meeting)
+        meeting = _Meeting(period=self._book.period + 1,
+                           action_type=action.action_type if action is not None else None)
+        self._take_action(action, meeting, malformed)
         self._review_risk(meeting)
         self._move_market(meeting)
         return self._close_period(meeting)
 
-    def _take_action(self, action: CommitteeAction, m: _Meeting) -> None:
+    def _take_action(self, action: CommitteeAction | None, m: _Meeting, malformed: str) -> None:
         """Run the PM's action: a query's note, a decision's trade, or a typed error (the book
         is held)."""
         try:
+            if action is None:
+                raise ActionError("malformed_action", malformed)
             out, reason = self._dispatch(action)
         except ActionError as exc:
             m.error = CommitteeError(code=exc.code, message=str(exc))
@@ -490,6 +507,38 @@ class CommitteeEnvironment(Environment[CommitteeAction, CommitteeObservation, Co
         return CommitteeObservation(error=CommitteeError(code=code, message=message), reward=0.0,
                                     done=True, task=self._state.task or "",
                                     period=self._state.period, horizon=self._state.horizon)
+
+    # ---- an episode the PM leaves unfinished (sealed evaluation ends it here) ----------------
+    def abandon(self) -> CommitteeObservation:
+        """End the episode now, scored as an unfinished book: the book the PM left is held,
+        untouched, through the remaining periods — the Risk Officer still reviews it (fines and
+        enforcement included) and the market still moves — and scored at the horizon like any
+        other. Leaving early neither locks in a gain nor escapes a loss, and the steps not taken
+        are not counted. Returns the final observation (its metadata marks the period the PM
+        left). An episode that has ended, or none, gets its typed error instead."""
+        if self._world is None:
+            return self._error_only("no_episode", "call reset before abandon")
+        if self._done:
+            return self._error_only("episode_done", "the episode has ended; call reset")
+        left_at = self._book.period
+        events = [f"the PM left after period {left_at}: the book is held to the horizon"]
+        while True:
+            meeting = _Meeting(period=self._book.period + 1, action_type=None, events=events)
+            self._review_risk(meeting)
+            self._move_market(meeting)
+            obs = self._close_period(meeting)
+            events = []
+            if obs.done:
+                obs.metadata["left_at_period"] = left_at
+                return obs
+
+    def episode_result(self) -> dict[str, Any] | None:
+        """The ended episode's `outcome` (`beat_cash` or `below_cash`), its `score` (the
+        objective in units of the task's scale) and its `return`; None while it runs."""
+        if not self._done or self._score is None:
+            return None
+        return {"outcome": outcome(self._edge), "score": self._score,
+                "return": round(self._return, 6)}
 
     # ---- in-process access for the oracle, the scorer and tests (never sent to clients) -----
     @property

@@ -22,7 +22,7 @@ from memex.envkit.http_episodes import ResetFields
 TaskName = Literal[TASK_NAMES]  # type: ignore[valid-type]
 ErrorCode = Literal[
     "unknown_action", "invalid_arguments", "unknown_target", "unknown_asset", "invalid_weights",
-    "query_budget_exhausted", "episode_done", "no_episode",
+    "query_budget_exhausted", "malformed_action", "episode_done", "no_episode",
 ]
 
 

@@ -47,6 +47,7 @@ ABSOLUTE_RISK_AVERSION = RISK_AVERSION / INITIAL_NAV       # per pt
 VARIANCE_AVERSION = ABSOLUTE_RISK_AVERSION / 2             # per pt^2 (= per %^2 a month)
 BREACH_FINE_PTS = 0.5                   # per mandate item in breach, per month
 ENFORCEMENT_FINE_PTS = 1.0              # per enforced trade-back
+BEAT_CASH_TOLERANCE_PTS = 1e-6          # sitting in cash must not "beat" cash by rounding
 # The regime oracle's mean utility (pts), validation seeds 1,000,000-1,000,039.
 SCORE_SCALE_PTS: dict[str, float] = {
     "guided_allocation": 14.7, "research_risk_conflict": 14.7,
@@ -75,6 +76,12 @@ def score_range(task: str) -> tuple[float, float]:
 def episode_score(edge_pts: float, task: str) -> float:
     """The episode's score: its utility in units of the task's scale (unbounded)."""
     return round(utility(edge_pts) / SCORE_SCALE_PTS[task], 6)
+
+
+def outcome(edge_pts: float) -> str:
+    """`beat_cash` when the fund ended above sitting in cash, fines deducted (the objective's
+    edge is positive), else `below_cash`."""
+    return "beat_cash" if edge_pts > BEAT_CASH_TOLERANCE_PTS else "below_cash"
 
 
 def episode_metrics(observation: Any) -> dict[str, Any]:

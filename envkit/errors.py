@@ -15,11 +15,12 @@ class CodedError(ValueError):
         self.code = code
 
 
-def validation_message(exc: ValidationError, limit: int = 6) -> str:
-    """`field: problem; ...` for the first `limit` errors (no input values, no URLs)."""
+def validation_message(exc: ValidationError, limit: int = 6, root: str = "arguments") -> str:
+    """`field: problem; ...` for the first `limit` errors (no input values, no URLs); an error
+    of the whole input is `root: problem`."""
     parts = []
     for err in exc.errors(include_input=False, include_url=False)[:limit]:
-        loc = ".".join(str(x) for x in err["loc"]) or "arguments"
+        loc = ".".join(str(x) for x in err["loc"]) or root
         parts.append(f"{loc}: {err['msg']}")
     return "; ".join(parts)
 

@@ -7,6 +7,9 @@ with session-backed ones: `POST /reset` returns an `episode_id`, `POST /step` wi
 continues the same episode, `GET /state?episode_id=...` reads it, `DELETE /episodes/{id}`
 frees it. Unknown or expired ids get a 404 that says so. Used by the AML environment
 (`memex.server.app`) and the investment committee (`memex.committee.server.app`).
+
+An `EpisodeWatcher` (sealed evaluation, `envkit.sealed`) sees every reset before it runs and
+every episode's end, however it comes: played to the end, deleted, expired or evicted.
 """
 
 from __future__ import annotations
@@ -14,14 +17,17 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import json
+import logging
 import math
 import os
+import re
 import secrets
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from fastapi import Body, FastAPI, HTTPException, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -33,6 +39,7 @@ from openenv.core.env_server.serialization import serialize_observation
 from openenv.core.env_server.types import Action, ConcurrencyConfig, Observation, State
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from memex.envkit.errors import validation_message
 from memex.envkit.guards import (
     DEFAULT_MAX_BODY_BYTES,
     DEFAULT_STEP_DEADLINE_S,
@@ -51,6 +58,12 @@ DEFAULT_SESSION_TIMEOUT_S = 900.0
 DEFAULT_MAX_MCP_SESSIONS = 16
 # An idle live HTTP episode may be evicted for a new one after this long (a full pool).
 DEFAULT_EVICT_IDLE_S = 60.0
+# The OpenAPI tag of every route on which a server-side policy plays (sealed mode refuses them).
+POLICY_ROUTE_TAG = "Built-in agents"
+# An episode id as it appears in a /step body that is not valid JSON (see `_step_envelope`).
+_EPISODE_ID_IN_TEXT = re.compile(r'"episode_id"\s*:\s*"([A-Za-z0-9_.-]{1,' + str(MAX_ID_CHARS)
+                                 + r'})"')
+log = logging.getLogger(__name__)
 
 
 def server_arguments(description: str, port: int) -> argparse.ArgumentParser:
@@ -72,7 +85,7 @@ def server_arguments(description: str, port: int) -> argparse.ArgumentParser:
 class HttpStepRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     episode_id: str = Field(max_length=MAX_ID_CHARS)
-    action: dict[str, Any]
+    action: Any = Field(description="The environment's action (a JSON object).")
 
 
 class HttpEpisodeResponse(BaseModel):
@@ -92,6 +105,21 @@ class Episode:
     last: Observation | None = None
     extras: dict[str, Any] = field(default_factory=dict)
     finished: bool = False
+
+
+class EpisodeWatcher(Protocol):
+    """Sees every HTTP reset before it runs and every HTTP episode's end (`envkit.sealed`)."""
+
+    def seal(self, options: BaseModel) -> BaseModel:
+        """The reset options to play (or an `HTTPException` refusing them)."""
+
+    def opened(self, episode_id: str, ep: Episode, options: BaseModel) -> None:
+        """An episode has been reset with `options`."""
+
+    def ended(self, episode_id: str, ep: Episode, reason: str) -> None:
+        """An episode leaves the live pool: `finished` (its last observation is done),
+        `deleted`, `expired` (idle past the timeout, or evicted idle from a full pool) or
+        `abandoned`; called before its environment is closed."""
 
 
 class HttpEpisodes:
@@ -114,13 +142,24 @@ class HttpEpisodes:
             else evict_idle_s
         self._episodes: OrderedDict[str, Episode] = OrderedDict()   # live, LRU first
         self._finished: OrderedDict[str, Episode] = OrderedDict()   # oldest first
+        self.watcher: EpisodeWatcher | None = None
+
+    def _drop(self, episode_id: str, reason: str) -> Episode:
+        """A live episode leaves the pool unfinished: the watcher sees it, then it is closed."""
+        ep = self._episodes.pop(episode_id)
+        try:
+            if self.watcher is not None:
+                self.watcher.ended(episode_id, ep, reason)
+        finally:
+            ep.env.close()
+        return ep
 
     def reap(self) -> int:
         cutoff = time.monotonic() - self.idle_timeout_s
         stale = [k for k, ep in self._episodes.items()
                  if ep.last_used < cutoff and not ep.lock.locked()]
         for k in stale:
-            self._episodes.pop(k).env.close()
+            self._drop(k, "expired")
         return len(stale)
 
     def _evict_one(self) -> bool:
@@ -129,7 +168,7 @@ class HttpEpisodes:
             if ep.last_used > cutoff:
                 return False
             if not ep.lock.locked():
-                self._episodes.pop(k).env.close()
+                self._drop(k, "expired")
                 return True
         return False
 
@@ -152,8 +191,11 @@ class HttpEpisodes:
     def get(self, episode_id: str, touch: bool = True) -> Episode:
         """The episode, live or finished; `touch` (a step) extends a live one's life."""
         ep = self._episodes.get(episode_id) or self._finished.get(episode_id)
-        if ep is None or (not ep.finished
-                          and time.monotonic() - ep.last_used > self.idle_timeout_s):
+        expired = ep is not None and not ep.finished and \
+            time.monotonic() - ep.last_used > self.idle_timeout_s
+        if expired and not ep.lock.locked():
+            self._drop(episode_id, "expired")
+        if ep is None or expired:
             raise HTTPException(404, f"unknown or expired episode_id {shown(episode_id)}; "
                                      "start one with POST /reset")
         if touch and not ep.finished:
@@ -170,14 +212,28 @@ class HttpEpisodes:
             ep.extras.clear()
             self._episodes.pop(episode_id, None)
             self._finished[episode_id] = ep
+            if self.watcher is not None:
+                self.watcher.ended(episode_id, ep, "finished")
             while len(self._finished) > self.finished_capacity:
                 self._finished.popitem(last=False)[1].env.close()
 
-    def close(self, episode_id: str) -> None:
-        ep = self._episodes.pop(episode_id, None) or self._finished.pop(episode_id, None)
+    def close(self, episode_id: str, reason: str = "deleted") -> None:
+        """End and free an episode: a live one leaves the pool for `reason` (the watcher sees
+        it), a finished one leaves the store."""
+        if episode_id in self._episodes:
+            self._drop(episode_id, reason)
+            return
+        ep = self._finished.pop(episode_id, None)
         if ep is None:
             raise HTTPException(404, f"unknown or expired episode_id {shown(episode_id)}")
         ep.env.close()
+
+    def peek(self, episode_id: str) -> Episode | None:
+        """The episode, live or finished, without touching or expiring it."""
+        return self._episodes.get(episode_id) or self._finished.get(episode_id)
+
+    def live_ids(self) -> list[str]:
+        return list(self._episodes)
 
     @property
     def finished(self) -> int:
@@ -281,6 +337,7 @@ def create_env_app(env_cls: type[Environment], action_cls: type[Action],
     if agent_policies:
         _install_agent_step(app, episodes, agent_policies)
     app.state.settings = settings.public(agent_policies)
+    app.state.env_name = name
     _install_reaper(app, episodes, settings.idle_timeout_s)
     _install_middleware(app, settings)
     return app
@@ -322,8 +379,9 @@ def _install_episode_routes(app: FastAPI, episodes: HttpEpisodes, action_cls: ty
             options = reset_model.model_validate(request or {})
         except ValidationError as exc:
             raise HTTPException(422, exc.errors(include_url=False, include_input=False)) from None
-        if (seal := getattr(app.state, "reset_hook", None)) is not None:
-            options = seal(options)  # sealed evaluation (`envkit/sealed.py`) draws the seed
+        watcher = episodes.watcher
+        if watcher is not None:
+            options = watcher.seal(options)  # sealed evaluation (`envkit/sealed.py`): the seed
         episode_id, ep = episodes.open(getattr(options, "episode_id", None))
         async with ep.lock:
             try:
@@ -333,6 +391,8 @@ def _install_episode_routes(app: FastAPI, episodes: HttpEpisodes, action_cls: ty
                 episodes.close(episode_id)
                 raise HTTPException(422, str(exc)) from None
             ep.first = ep.last = obs
+            if watcher is not None:
+                watcher.opened(episode_id, ep, options)
         return envelope(episode_id, obs)
 
     reset.__doc__ = f"Start an HTTP episode. Body: {reset_model.__name__} (all optional)."
@@ -341,21 +401,29 @@ def _install_episode_routes(app: FastAPI, episodes: HttpEpisodes, action_cls: ty
              openapi_extra={"requestBody": {"content": {"application/json": {
                  "schema": reset_model.model_json_schema()}}}})(reset)
 
+    # An environment with `step_malformed(message)` answers an envelope whose action cannot be
+    # read (not an object, a wrong `action_type`, a body that is not JSON but names its
+    # episode) with a typed error observation, as it answers a malformed argument; any other
+    # environment gets a 422 for it.
+    malformed_steps = callable(getattr(episodes.factory, "step_malformed", None))
+
     @app.post("/step", response_model=HttpEpisodeResponse, tags=["Environment Control"],
-              summary="Take one action in an HTTP episode")
-    async def step(request: HttpStepRequest) -> HttpEpisodeResponse:
-        ep = episodes.get(request.episode_id)
-        if not encodable(request.action):
-            raise HTTPException(422, "the action holds text that is not valid Unicode (e.g. a "
-                                     "lone surrogate escape); nothing was applied")
-        try:
-            action = action_cls.model_validate(request.action)
-        except ValidationError as exc:
-            raise HTTPException(422, exc.errors(include_url=False, include_input=False)) from None
+              summary="Take one action in an HTTP episode",
+              openapi_extra={"requestBody": {"required": True, "content": {"application/json": {
+                  "schema": HttpStepRequest.model_json_schema()}}}})
+    async def step(request: Request) -> HttpEpisodeResponse:
+        episode_id, action, problem = _step_envelope(await request.body(), action_cls,
+                                                     readable_id=malformed_steps)
+        ep = episodes.get(episode_id)
+        if isinstance(problem, list):
+            raise HTTPException(422, problem)
         async with ep.lock:
-            ep.last = await ep.env.step_async(action)
-            episodes.settle(request.episode_id, ep)
-        return envelope(request.episode_id, ep.last)
+            if problem is None:
+                ep.last = await ep.env.step_async(action)
+            else:
+                ep.last = ep.env.step_malformed(problem)
+            episodes.settle(episode_id, ep)
+        return envelope(episode_id, ep.last)
 
     @app.get("/state", response_model=state_cls, tags=["State Management"],
              summary="State of an HTTP episode")
@@ -367,8 +435,52 @@ def _install_episode_routes(app: FastAPI, episodes: HttpEpisodes, action_cls: ty
     @app.delete("/episodes/{episode_id}", tags=["Environment Control"],
                 summary="Close an HTTP episode and free its slot")
     async def close_episode(episode_id: str) -> dict[str, str]:
-        episodes.close(episode_id)
+        ep = episodes.peek(episode_id)
+        if ep is None:
+            episodes.close(episode_id)  # the 404
+        async with ep.lock:  # never mid-step: the step's result is what the episode ends on
+            episodes.close(episode_id)
         return {"closed": episode_id}
+
+
+def _step_envelope(raw: bytes, action_cls: type[Action], readable_id: bool
+                   ) -> tuple[str, Action | None, str | list[dict[str, Any]] | None]:
+    """A `/step` body read as (episode_id, action, problem): problem None (the action is
+    valid), a one-line reason the action cannot be read (the episode is known: a malformed
+    step), or a list of validation errors (a 422). With `readable_id`, the episode id of a body
+    that is not JSON is read from its text when it names one, so that step is answered too.
+    An envelope with no readable episode id is a 422; text that is not valid Unicode is a 422
+    that applies nothing."""
+    try:
+        body: Any = json.loads(raw)
+    except RecursionError:
+        raise HTTPException(422, "JSON nested too deeply") from None
+    except ValueError:  # UnicodeDecodeError included
+        found = _EPISODE_ID_IN_TEXT.findall(raw.decode("utf-8", "replace")) if readable_id \
+            else []
+        if len(found) != 1:
+            raise HTTPException(422, [{"type": "json_invalid", "loc": ["body"],
+                                       "msg": "the request body is not valid JSON"}]) from None
+        return found[0], None, "the request body is not valid JSON; nothing of it was read"
+    try:
+        envelope_ = HttpStepRequest.model_validate(body)
+    except ValidationError as exc:
+        errors = exc.errors(include_url=False, include_input=False)
+        episode_id = body.get("episode_id") if isinstance(body, dict) else None
+        if not readable_id or not isinstance(episode_id, str) or not episode_id \
+                or len(episode_id) > MAX_ID_CHARS:
+            raise HTTPException(422, errors) from None
+        return episode_id, None, f"malformed envelope: {validation_message(exc, root='body')}"
+    if not encodable(envelope_.action):
+        raise HTTPException(422, "the action holds text that is not valid Unicode (e.g. a "
+                                 "lone surrogate escape); nothing was applied")
+    try:
+        return envelope_.episode_id, action_cls.model_validate(envelope_.action), None
+    except ValidationError as exc:
+        if readable_id:
+            return envelope_.episode_id, None, ("malformed action: "
+                                                + validation_message(exc, root="action"))
+        return envelope_.episode_id, None, exc.errors(include_url=False, include_input=False)
 
 
 def _install_schema_route(app: FastAPI, action_cls: type[Action],
@@ -389,7 +501,7 @@ def _install_agent_step(app: FastAPI, episodes: HttpEpisodes,
     """`POST /episodes/{id}/agent-step`: a built-in baseline takes the episode's next step."""
 
     @app.post("/episodes/{episode_id}/agent-step", response_model=AgentStepResponse,
-              tags=["Environment Control"],
+              tags=[POLICY_ROUTE_TAG],
               summary="Let a built-in baseline agent take the next step")
     async def agent_step(episode_id: str, request: AgentStepRequest | None = None
                          ) -> AgentStepResponse:
@@ -417,7 +529,10 @@ def _install_reaper(app: FastAPI, episodes: HttpEpisodes, idle_timeout_s: float)
     async def _reaper() -> None:
         while True:
             await asyncio.sleep(max(1.0, idle_timeout_s / 4))
-            episodes.reap()
+            try:
+                episodes.reap()
+            except Exception:  # one episode that fails to end must not stop the reaping
+                log.exception("reaping idle HTTP episodes")
 
     async def _start_reaper() -> None:
         app.state.reaper = asyncio.create_task(_reaper())

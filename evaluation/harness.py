@@ -29,6 +29,15 @@ pass^k for k = 1..8: the chance that all of k independent tries of the same case
 Memex, a correct decision), estimated per case from n >= k repeats with c successes as
 C(c, k) / C(n, k).
 
+`--sealed-url URL` is a sealed run (`memex.envkit.sealed`): the one policy of `--policies` plays
+`--episodes` episodes per cell the sealed server lets a client choose (AML: each difficulty;
+committee: each task) over HTTP episodes — the server draws every world, so nothing is
+regenerated client-side and the oracle cannot play — each episode it leaves unfinished (an
+error, `--max-steps`) is ended with DELETE and scored by the server as unfinished; then the run
+is closed in the policy's name and its signed report saved as `OUT/sealed_report.json` (checked
+here: chain and signature; `python -m memex.envkit.sealed verify` checks it against the
+organiser's key). The usual outputs come beside it, measured from what the agent observed.
+
 `--curriculum plr` evaluates instead on the levels prioritized level replay samples by the first
 policy's regret against the oracle (`memex.curriculum.evaluation`; `--curriculum-updates` draws)
 and appends the sampled-level statistics to the report.
@@ -39,6 +48,7 @@ and appends the sampled-level statistics to the report.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shlex
@@ -57,7 +67,8 @@ from tqdm import tqdm
 
 from memex.curriculum.evaluation import plr_grid
 from memex.envkit.adapter import EnvAdapter
-from memex.envkit.episodes import EnvSessionError, Episode, EpisodeSpec
+from memex.envkit.client import HttpSession
+from memex.envkit.episodes import EnvSessionError, Episode, EpisodeSpec, Session
 from memex.envkit.llm_options import (
     EndpointError,
     LLMOptions,
@@ -67,6 +78,7 @@ from memex.envkit.llm_options import (
     token_counter,
 )
 from memex.envkit.replies import VERDICTS
+from memex.envkit.sealed import check_report
 from memex.envkit.servers import serve
 from memex.evaluation.report import (
     REQUEST_COUNTS,
@@ -151,8 +163,10 @@ def policy_maker(adapter: EnvAdapter, name: str, *, llm: LLMOptions | None = Non
 
 def run_grid(adapter: EnvAdapter, makers: Sequence[PolicyMaker], specs: Sequence[EpisodeSpec], *,
              base_url: str | None = None, workers: int = 4, out_dir: Path | None = None,
-             traces: str = "all", progress: bool = True) -> list[dict[str, Any]]:
-    """Play every policy on every spec; one measurement row per episode (in grid order)."""
+             traces: str = "all", progress: bool = True,
+             open_session: Callable[[], Session] | None = None) -> list[dict[str, Any]]:
+    """Play every policy on every spec; one measurement row per episode (in grid order). Each
+    worker plays on its own session: `open_session()`, else `adapter.open(base_url)`."""
     jobs = [(m, s) for m in makers for s in specs]
     local = threading.local()
     sessions: list[Any] = []
@@ -162,7 +176,7 @@ def run_grid(adapter: EnvAdapter, makers: Sequence[PolicyMaker], specs: Sequence
 
     def session() -> Any:
         if not hasattr(local, "session"):
-            local.session = adapter.open(base_url)
+            local.session = open_session() if open_session else adapter.open(base_url)
             with lock:
                 sessions.append(local.session)
         return local.session
@@ -175,6 +189,10 @@ def run_grid(adapter: EnvAdapter, makers: Sequence[PolicyMaker], specs: Sequence
                                         max_steps=maker.max_steps)
             except EnvSessionError as exc:  # the server refused a new session
                 episode = Episode(spec, maker.label, error=str(exc), error_source="environment")
+            end = getattr(session(), "end", None)  # an HTTP episode left unfinished: DELETE
+            if end is not None:
+                with contextlib.suppress(EnvSessionError):
+                    end()
         episode.policy = maker.label
         row = {"policy": maker.label, "task": spec.task, "difficulty": spec.difficulty,
                "seed": spec.seed, "repeat": spec.repeat, "key": spec.key,
@@ -228,17 +246,21 @@ def evaluate(adapter: EnvAdapter, policies: Sequence[str], specs: Sequence[Episo
              out: Path, base_url: str | None = None, workers: int = 4, traces: str = "all",
              report: Path | None = None, plots_dir: Path | None = None, command: str = "",
              grid_note: str = "", title: str | None = None, llm: LLMOptions | None = None,
-             progress: bool = True) -> dict[str, Any]:
+             progress: bool = True, open_session: Callable[[], Session] | None = None,
+             makers: Sequence[PolicyMaker] | None = None) -> dict[str, Any]:
     """Run, measure, plot and report; returns {"rows", "summary", "report", "plots"}. An
     `llm:` policy whose endpoint fails its check raises `EndpointError` before any episode;
-    one that fails mid-run ends that episode with outcome "error" and the grid continues."""
+    one that fails mid-run ends that episode with outcome "error" and the grid continues.
+    `open_session` and `makers` (the policies already built) are passed to `run_grid`."""
     out.mkdir(parents=True, exist_ok=True)
-    prepared: dict[str, LLMOptions] = {}
-    warn = Warnings(lambda message: tqdm.write(message, file=sys.stderr))
-    makers = [policy_maker(adapter, p, llm=llm, prepared=prepared, warn=warn) for p in policies]
+    if makers is None:
+        prepared: dict[str, LLMOptions] = {}
+        warn = Warnings(lambda message: tqdm.write(message, file=sys.stderr))
+        makers = [policy_maker(adapter, p, llm=llm, prepared=prepared, warn=warn)
+                  for p in policies]
     started = time.perf_counter()
     rows = run_grid(adapter, makers, specs, base_url=base_url, workers=workers, out_dir=out,
-                    traces=traces, progress=progress)
+                    traces=traces, progress=progress, open_session=open_session)
     wall = time.perf_counter() - started
     with (out / "episodes.jsonl").open("w") as f:
         for r in rows:
@@ -262,6 +284,62 @@ def evaluate(adapter: EnvAdapter, policies: Sequence[str], specs: Sequence[Episo
             "wall_s": wall}
 
 
+# ---- sealed runs ------------------------------------------------------------------------------
+
+class SealedRunError(RuntimeError):
+    """A sealed run that cannot start (not a sealed server, a policy that needs the world)."""
+
+
+def sealed_grid(adapter: EnvAdapter, allowed: Sequence[str], tasks: Sequence[str],
+                difficulties: Sequence[str], episodes: int) -> list[EpisodeSpec]:
+    """`episodes` specs per cell of the reset fields a sealed server lets a client choose
+    (`allowed`: AML `difficulty`, committee `task`), without a seed: the server draws every
+    world. A field it does not allow is labelled `drawn`. Every spec is its own case (its
+    `repeat` is its index in the cell, so keys and trace files differ)."""
+    cells = [(t if "task" in allowed else "drawn", d if "difficulty" in allowed else "drawn")
+             for t in (tasks if "task" in allowed else [None])
+             for d in (difficulties if "difficulty" in allowed else [None])]
+    return [EpisodeSpec(task, difficulty, None,
+                        {k: v for k, v in (("task", task), ("difficulty", difficulty))
+                         if k in allowed}, e)
+            for task, difficulty in cells for e in range(episodes)]
+
+
+def sealed_run(adapter: EnvAdapter, policy: str, url: str, *, tasks: Sequence[str],
+               difficulties: Sequence[str], episodes: int, out: Path, workers: int = 4,
+               traces: str = "all", llm: LLMOptions | None = None, command: str = "",
+               title: str | None = None, progress: bool = True,
+               agent: str | None = None) -> dict[str, Any]:
+    """Play `policy` against the sealed server at `url` (see the module docstring), close the
+    run in the name of `agent` (default: the policy) and save its signed report as
+    `out/sealed_report.json`. Returns
+    `evaluate`'s result with `sealed_report` (the report) and `sealed_problems` (what
+    `check_report` found against the report's own key: nothing when the chain holds)."""
+    probe = HttpSession(adapter.client_cls, url)
+    try:
+        info = probe.request("GET", "/info")
+        if not info.get("sealed"):
+            raise SealedRunError(f"{url} is not a sealed server (start it with --sealed)")
+        specs = sealed_grid(adapter, info.get("sealed_reset_fields", ()), tasks, difficulties,
+                            episodes)
+        maker = policy_maker(adapter, policy, llm=llm)
+        if specs and getattr(maker.build(specs[0]), "needs_case", False):
+            raise SealedRunError(f"{policy} reads the hidden world: a sealed run cannot give it "
+                                 "one")
+        cells = ", ".join(sorted({f"{s.task}/{s.difficulty}" for s in specs}))
+        result = evaluate(adapter, [policy], specs, out=out, workers=workers, traces=traces,
+                          command=command, title=title or f"{adapter.name} sealed run",
+                          grid_note=f"Grid: a sealed run at {url}: {episodes} episodes per "
+                                    f"cell ({cells}); the server drew every world.",
+                          progress=progress, makers=[maker],
+                          open_session=lambda: HttpSession(adapter.client_cls, url))
+        report = probe.request("POST", "/sealed/close", json={"agent": agent or policy})
+    finally:
+        probe.close()
+    (out / "sealed_report.json").write_text(json.dumps(report, indent=1) + "\n")
+    return {**result, "sealed_report": report, "sealed_problems": check_report(report)}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description="Evaluate policies over a seeded grid.")
     p.add_argument("--env", default="memex")
@@ -279,6 +357,12 @@ def main(argv: list[str] | None = None) -> int:
                         "of replicas: each new session takes the next)")
     p.add_argument("--serve", action="store_true",
                    help="start a local server for this run and use WebSocket sessions on it")
+    p.add_argument("--sealed-url", default=None,
+                   help="a sealed run against this sealed server: the one policy of "
+                        "--policies plays --episodes per cell over HTTP; the signed report is "
+                        "saved as OUT/sealed_report.json")
+    p.add_argument("--agent", default=None,
+                   help="with --sealed-url: the name the run is closed in (default: the policy)")
     p.add_argument("--workers", type=int, default=8, help="parallel sessions")
     p.add_argument("--out", default="runs/eval")
     p.add_argument("--report", default=None, help="markdown report path (default OUT/report.md)")
@@ -317,6 +401,8 @@ def main(argv: list[str] | None = None) -> int:
                      "episodes per policy.")
     argv_list = sys.argv[1:] if argv is None else list(argv)
     command = ".venv/bin/python -m memex.evaluation.harness " + shlex.join(argv_list)
+    if args.sealed_url:
+        return _sealed_main(adapter, args, policies, tasks, difficulties, command)
     try:
         with ExitStack() as stack:
             base_url = args.env_url
@@ -358,6 +444,30 @@ def main(argv: list[str] | None = None) -> int:
         print(line)
     rows = result["rows"]
     return 0 if any(not r.get("error") for r in rows) or not rows else 1
+
+
+def _sealed_main(adapter: EnvAdapter, args: argparse.Namespace, policies: list[str],
+                 tasks: list[str], difficulties: list[str], command: str) -> int:
+    if len(policies) != 1 or args.serve or args.env_url or args.curriculum != "none":
+        print("error: --sealed-url plays one policy (--policies NAME) and takes no --serve, "
+              "--env-url or --curriculum", file=sys.stderr)
+        return 2
+    try:
+        result = sealed_run(adapter, policies[0], args.sealed_url, tasks=tasks,
+                            difficulties=difficulties, episodes=args.episodes,
+                            out=Path(args.out), workers=args.workers, traces=args.traces,
+                            llm=options_from_args(args), command=command, title=args.title,
+                            progress=not args.no_progress, agent=args.agent)
+    except (EndpointError, SealedRunError, EnvSessionError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    s = result["sealed_report"]["summary"]
+    print(f"sealed run {result['sealed_report']['run_id']}: drawn {s['drawn']} ("
+          + ", ".join(f"{k} {n}" for k, n in s["by_status"].items())
+          + f"), mean score {fmt(s['mean_score'])} -> {Path(args.out) / 'sealed_report.json'}")
+    for problem in result["sealed_problems"]:
+        print(f"error: the report does not verify: {problem}", file=sys.stderr)
+    return 1 if result["sealed_problems"] else 0
 
 
 if __name__ == "__main__":

@@ -54,8 +54,9 @@ def summarize(rows: Sequence[dict[str, Any]],
         out[key] = mean_defined(rows, key)
     out["return_std"] = statistics.pstdev([r["return"] for r in rows]) if rows else None
     cases: dict[tuple, list[bool]] = defaultdict(list)
-    for r in rows:
-        cases[(r["task"], r["difficulty"], r["seed"])].append(bool(r["success"]))
+    for r in rows:  # a seedless episode (a sealed run's) is a case of its own
+        case = (r["task"], r["difficulty"], r["seed"]) if r["seed"] is not None else r["key"]
+        cases[case].append(bool(r["success"]))
     trials = [(len(v), sum(v)) for v in cases.values()]
     for k in PASS_K:
         out[f"pass^{k}"] = pass_hat_k(trials, k)

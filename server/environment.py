@@ -19,7 +19,9 @@ Reward
 
 Episode end
     A terminal tool, or the case's step budget running out (a timeout scores as the worst wrong
-    decision). Steps after the end return a typed `episode_done` error.
+    decision). `abandon()` ends an undecided episode as a timeout too (a sealed server does so
+    with an episode deleted or left idle). Steps after the end return a typed `episode_done`
+    error.
 
 Reset arguments
     The case: the fields of `scenarios.CaseSpec` — `seed` (None: drawn), `difficulty`
@@ -368,3 +370,24 @@ class MemexEnvironment(Environment[MemexAction, MemexObservation, MemexState]):
     def current_case(self) -> Case | None:
         """In-process access for tests and the oracle baseline; not reachable over the wire."""
         return self._case
+
+    # ---- an episode the agent leaves undecided (sealed evaluation ends it here) -------------
+    def abandon(self) -> MemexObservation:
+        """End the episode now, without a decision: scored as a timeout
+        (`graders.terminal.timeout_score`, the worst wrong decision for the case), as if the
+        step budget had run out; the steps it did not take cost nothing. Returns the final
+        observation. An episode that has ended, or none, gets its typed error instead."""
+        if self._case is None:
+            return self._error_only("no_episode", "call reset before abandon")
+        if self._done:
+            return self._error_only("episode_done", "the episode has ended; call reset")
+        return self._finish(None, None, timeout_score(self._case.truth),
+                            ["episode ended without a decision: scored as a timeout"], "timeout")
+
+    def episode_result(self) -> dict[str, Any] | None:
+        """The ended episode's terminal `outcome` (TP, TN, FP, FN or timeout), its terminal
+        `score` and its `return`; None while it runs."""
+        if not self._done or self._terminal is None:
+            return None
+        return {"outcome": self._terminal.outcome, "score": self._terminal.total,
+                "return": round(self._return, 6)}

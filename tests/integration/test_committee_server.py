@@ -94,16 +94,53 @@ def test_http_episode_keeps_its_state_between_requests(committee_server):
         assert r.status_code == 404
 
 
-def test_http_rejects_bad_reset_options_and_malformed_steps(committee_server):
+def test_http_rejects_bad_reset_options_and_answers_malformed_steps(committee_server):
     with httpx.Client(base_url=committee_server.url, timeout=30) as http:
         assert http.post("/reset", json={"task": "options_trading"}).status_code == 422
         assert http.post("/reset", json={"seed": -3}).status_code == 422
         episode = http.post("/reset", json={}).json()["episode_id"]
-        r = http.post("/step", json={"episode_id": episode, "action": {"weights": {}}})
-        assert r.status_code == 422  # no action_type: not an action at all
-        r = http.post("/step", json={"episode_id": episode,
-                                     "action": {"action_type": "hold", "colour": "red"}})
-        assert r.status_code == 422
+        # no action_type, or a field no action takes: not an action at all — answered like a
+        # malformed weight, with a typed error observation and the book held for the month
+        for period, action in enumerate(({"weights": {}},
+                                         {"action_type": "hold", "colour": "red"}), start=1):
+            r = http.post("/step", json={"episode_id": episode, "action": action})
+            assert r.status_code == 200, r.text
+            obs = r.json()["observation"]
+            assert obs["error"]["code"] == "malformed_action" and obs["period"] == period
+
+
+@pytest.mark.parametrize("body", [
+    '{"episode_id": "EID", "action": {"action_type": "hold"',          # broken JSON
+    '{"episode_id": "EID", "action": [{"action_type": "hold"}]}',      # a list
+    '{"episode_id": "EID", "action": "{\\"action_type\\": \\"hold\\"}"}',  # a string
+    '{"episode_id": "EID", "action": {"action_type": 5}}',             # a wrong action_type
+    '{"episode_id": "EID", "action": null}',
+    '{"episode_id": "EID"}',
+])
+def test_a_malformed_action_envelope_is_a_typed_error_observation(committee_server, body):
+    # answered the way a malformed weight is: a typed error, the book held, the month gone
+    with httpx.Client(base_url=committee_server.url, timeout=30) as http:
+        episode = http.post("/reset", json={}).json()["episode_id"]
+        r = http.post("/step", content=body.replace("EID", episode),
+                      headers={"content-type": "application/json"})
+        assert r.status_code == 200, r.text
+        obs = r.json()["observation"]
+        assert obs["error"]["code"] == "malformed_action" and obs["period"] == 1
+        assert obs["portfolio"]["turnover"] == 0.0
+        state = http.get("/state", params={"episode_id": episode}).json()
+        assert state["invalid_actions"] == 1 and state["step_count"] == 1
+        # a malformed weight, for comparison: the same answer with its own code
+        r = http.post("/step", json={"episode_id": episode, "action": {
+            "action_type": "allocate", "weights": {"NOVA": "NaN"}}})
+        assert r.json()["observation"]["error"]["code"] == "invalid_weights"
+
+
+def test_a_body_that_names_no_episode_is_a_typed_422(committee_server):
+    with httpx.Client(base_url=committee_server.url, timeout=30) as http:
+        for body in ("garbage", '{"action": {"action_type": "hold"}}', "[1, 2]"):
+            r = http.post("/step", content=body, headers={"content-type": "application/json"})
+            assert r.status_code == 422
+            assert all({"type", "loc", "msg"} <= set(e) for e in r.json()["detail"])
 
 
 def test_schema_tasks_and_info_describe_the_environment(committee_server):

@@ -18,6 +18,11 @@ describe("server client", () => {
     expect(describeDetail("nope")).toBeNull();
   });
 
+  it("test_a_typed_refusal_is_rendered_as_its_message", () => {
+    const refusal = { detail: { code: "sealed_policy_route", message: "sealed evaluation: only the agent plays" } };
+    expect(describeDetail(refusal)).toBe("sealed evaluation: only the agent plays");
+  });
+
   it("test_http_errors_carry_status_path_and_the_servers_message", async () => {
     respond(404, { detail: "unknown or expired episode_id 'zz'; start one with POST /reset" });
     const err = await new MemexApi().step("zz", { tool: "review_alert", arguments: {} }).catch((e: unknown) => e);

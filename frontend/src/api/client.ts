@@ -32,6 +32,9 @@ export function describeDetail(body: unknown): string | null {
       })
       .join("; ");
   }
+  if (typeof detail === "object" && detail !== null && typeof (detail as { message?: unknown }).message === "string") {
+    return (detail as { message: string }).message; // a typed refusal: {code, message}
+  }
   return detail === undefined ? null : JSON.stringify(detail);
 }
 
