@@ -19,8 +19,9 @@ ENV PYTHONUNBUFFERED=1 \
 # Spaces run containers as uid 1000.
 RUN useradd --create-home --uid 1000 user
 WORKDIR /home/user/app
-COPY --chown=user requirements.txt ./
-RUN pip install -r requirements.txt
+# The server's dependencies, every transitive one pinned by constraints.txt (as `make run` installs).
+COPY --chown=user requirements.txt constraints.txt ./
+RUN pip install -c constraints.txt -r requirements.txt
 COPY --chown=user . .
 COPY --chown=user --from=frontend /app/frontend/dist ./frontend/dist
 # Editable install: the package is this directory (OpenEnv convention), so the server finds

@@ -83,6 +83,7 @@ class MemexAdapter(EnvAdapter):
 
     tasks = tuple(KINDS)
     difficulties = tuple(DIFFICULTIES)
+    score_metric = "terminal_score"
     splits = SPLITS
     env_cls = "memex.server.environment:MemexEnvironment"
     client_cls = MemexEnv

@@ -40,6 +40,12 @@ verdict counts.
     API_BASE_URL=http://127.0.0.1:8000/v1 MODEL_NAME=my-model \\
         .venv/bin/python -m memex.inference                # easy, medium and hard, one each
     .venv/bin/python -m memex.inference --checkpoint runs/grpo/final --difficulties easy
+    .venv/bin/python -m memex.inference --env committee --policy heuristic   # no model at all
+
+`--policy NAME` plays one of the environment's scripted baselines instead of a model (no
+endpoint, no key): the same log lines, and a closing table of the mean score per task. With
+`--env committee`, `AMC_TASK_ID` (the committee's task variable) names the one task to play
+when `--tasks` is not given, as it names the server's default task.
 """
 
 from __future__ import annotations
@@ -287,7 +293,8 @@ class LLMPolicy:
     """An LLM as a policy (`reset`/`act`, like the baselines): one request per step, the prompt
     rebuilt from the observation's context (within `prompt_tokens` when given), replies parsed
     strictly into actions with `reply_retries` re-asks. Every step's reply is kept in
-    `last_reply` (raw text truncated, verdict, reason, prompt tokens and budget), which the
+    `last_reply` (raw text truncated, verdict, reason, prompt tokens and budget, and the
+    prompt's rendering settings, `render`), which the
     episode loop records for traces and [STEP] lines; `stats` counts HTTP requests (endpoint
     retries included), endpoint retries, re-asks, verdicts and prompts over the budget (the
     first one is warned about through `warn`). Whatever the endpoint sends, `act` returns an
@@ -325,6 +332,7 @@ class LLMPolicy:
                                       "largest_prompt": 0, "verdicts": Counter(),
                                       "reasons": Counter()}
         self.last_reply: dict[str, Any] | None = None
+        self.last_render: dict[str, Any] = {}
         self._tools = adapter.tool_schemas() if tool_mode == "native" else None
         self._tools_tokens = 0
         if self._tools and count_tokens is not None:
@@ -352,8 +360,10 @@ class LLMPolicy:
         signatures too. The kernel (system prompt) and the latest result are never cut."""
 
         def render(limit: int | None, compact: bool) -> list[dict[str, str]]:
-            return self.adapter.messages(obs, self.key, tool_list=self.tool_mode == "text",
-                                         compact=compact, max_chars=limit, note=note)
+            # Kept for the trace: `EnvAdapter.messages(obs, **render)` is this prompt again.
+            self.last_render = {"key": self.key, "tool_list": self.tool_mode == "text",
+                                "compact": compact, "max_chars": limit, "note": note}
+            return self.adapter.messages(obs, **self.last_render)
 
         messages = render(self.max_prompt_chars, self.compact)
         if self.count_tokens is None:
@@ -402,7 +412,8 @@ class LLMPolicy:
                 self.stats["reasons"][_reason_kind(parsed.error)] += 1
             self.last_reply = {"raw": _raw(reply)[:REPLY_CHARS], "verdict": parsed.verdict,
                                "reason": parsed.error, "attempts": attempt + 1,
-                               "prompt_tokens": size, "budget": self.prompt_tokens}
+                               "prompt_tokens": size, "budget": self.prompt_tokens,
+                               "render": dict(self.last_render)}
             if parsed.status == "ok":
                 return parsed.action
             note = (f"Your previous reply was rejected ({parsed.error}). Reply with exactly one "
@@ -501,9 +512,7 @@ def step_line(adapter: EnvAdapter, episode: Episode) -> str:
 
 
 def end_line(adapter: EnvAdapter, episode: Episode) -> str:
-    metadata = episode.final.metadata if episode.observations else None
-    terminal = (metadata or {}).get("terminal") or {}
-    score = terminal.get("score")
+    score = adapter.score(episode) if episode.observations else None
     line = (f"[END] success={_flag(episode.done and adapter.success(episode))} "
             f"steps={episode.steps} score={'null' if score is None else f'{score:.3f}'} "
             f"return={episode.episode_return:.3f} outcome={adapter.episode_outcome(episode)} "
@@ -566,6 +575,21 @@ def default_specs(adapter: EnvAdapter, difficulties: list[str], episodes: int,
     return specs
 
 
+def score_table(adapter: EnvAdapter, policy: str, episodes: list[Episode]) -> str:
+    """The mean score per task and overall (`adapter.score`, episodes without one left out),
+    one `task policy=score` line each."""
+    by_task: dict[str, list[float]] = {}
+    for episode in episodes:
+        score = adapter.score(episode) if episode.observations else None
+        if score is not None:
+            by_task.setdefault(episode.spec.task, []).append(score)
+    lines = [f"{task:<24} {policy}={sum(s) / len(s):.4f}" for task, s in by_task.items()]
+    every = [s for scores in by_task.values() for s in scores]
+    if every:
+        lines.append(f"{'overall':<24} {policy}={sum(every) / len(every):.4f}")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Exit status 0 if at least one episode ran without a model-endpoint or environment-server
     failure, 1 if none did, 2 if the endpoint is not configured or fails its check or the
@@ -574,19 +598,40 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--env", default="memex", help="environment adapter (envkit registry name)")
     p.add_argument("--env-url", default=os.environ.get("ENV_URL"),
                    help="running environment server; default: in process")
-    p.add_argument("--difficulties", default="easy,medium,hard")
-    p.add_argument("--episodes", type=int, default=1, help="episodes per difficulty")
-    p.add_argument("--tasks", default=None, help="comma list of kinds/tasks (default: rotate)")
+    p.add_argument("--difficulties", default=None,
+                   help="comma list (default: the environment's, e.g. easy,medium,hard)")
+    p.add_argument("--episodes", type=int, default=None,
+                   help="episodes per difficulty (default 1; one per task when the environment "
+                        "has a single difficulty, as the committee has)")
+    p.add_argument("--tasks", default=None, help="comma list of kinds/tasks (default: rotate; "
+                                                 "committee: AMC_TASK_ID when set)")
     p.add_argument("--split", default="test")
     p.add_argument("--seed-offset", type=int, default=0)
     p.add_argument("--checkpoint", default=None,
                    help="local model dir / LoRA checkpoint / smollm2-135m instead of an API")
+    p.add_argument("--policy", default=None,
+                   help="a scripted baseline of the environment (e.g. heuristic, random) "
+                        "instead of a model: no endpoint needed")
     p.add_argument("--trace-dir", default=None, help="write one JSONL trace per episode here")
     add_llm_arguments(p)
     args = p.parse_args(argv)
     opts = options_from_args(args)
 
     adapter = get_adapter(args.env)
+    if args.policy is not None and args.policy not in adapter.policies:
+        print(f"error: unknown policy {args.policy!r} for --env {adapter.name}; baselines: "
+              f"{', '.join(adapter.policies)}", file=sys.stderr)
+        return 2
+    named = args.tasks or (os.environ.get(adapter.task_variable) if adapter.task_variable
+                           else None)
+    tasks = named.split(",") if named else None
+    difficulties = args.difficulties.split(",") if args.difficulties else list(
+        adapter.difficulties)
+    episodes = args.episodes or (len(tasks or adapter.tasks) if len(difficulties) == 1 else 1)
+    specs = default_specs(adapter, difficulties, episodes, tasks, args.split, args.seed_offset)
+    if args.policy is not None:
+        return run_scripted(adapter, adapter.make_policy(args.policy), specs, args.env_url,
+                            args.trace_dir)
     if args.checkpoint:
         backend: Any = LocalBackend(args.checkpoint, opts.temperature, opts.max_tokens)
         model, opts = args.checkpoint, opts.replace(tool_mode="text")
@@ -606,9 +651,6 @@ def main(argv: list[str] | None = None) -> int:
                        prompt_tokens=opts.prompt_tokens,
                        count_tokens=token_counter(opts.tokenizer)
                        if opts.prompt_tokens else None, run_token=opts.run_token)
-    specs = default_specs(adapter, args.difficulties.split(","), args.episodes,
-                          args.tasks.split(",") if args.tasks else None, args.split,
-                          args.seed_offset)
     try:
         session = adapter.open(args.env_url)
     except EnvSessionError as exc:
@@ -640,6 +682,29 @@ def main(argv: list[str] | None = None) -> int:
           f"{request_summary(policy.stats, policy.prompt_tokens)}; "
           f"{reply_summary(policy.stats)}", file=sys.stderr)
     return 0 if failed < len(specs) else 1
+
+
+def run_scripted(adapter: EnvAdapter, policy: Any, specs: list[EpisodeSpec],
+                 env_url: str | None, trace_dir: str | None) -> int:
+    """`main` with a scripted baseline: the same log lines and traces, then the mean score per
+    task on stderr. Exit status as `main`'s (no endpoint to fail)."""
+    try:
+        session = adapter.open(env_url)
+    except EnvSessionError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    episodes = []
+    try:
+        for spec in specs:
+            episode = run_logged(adapter, session, policy, spec, model=policy.name)
+            episodes.append(episode)
+            if trace_dir:
+                episode_trace(adapter, episode).write(Path(trace_dir) / f"{spec.key}.jsonl")
+            sys.stdout.flush()
+    finally:
+        session.close()
+    print(score_table(adapter, policy.name, episodes), file=sys.stderr)
+    return 0 if any(not e.error for e in episodes) else 1
 
 
 if __name__ == "__main__":

@@ -598,6 +598,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--sft-lr", type=float, default=2e-4)
     p.add_argument("--save-steps", type=int, default=50)
     p.add_argument("--output-dir", default="runs/grpo")
+    p.add_argument("--report-to", default=None,
+                   help="TRL's report_to: wandb, tensorboard, none, or a comma list (default: "
+                        "tensorboard when installed; wandb reads WANDB_PROJECT / WANDB_MODE, "
+                        "e.g. WANDB_MODE=offline without an account)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--resume", nargs="?", const="latest", default=None,
                    help="resume from the latest checkpoint in --output-dir, or from PATH")
@@ -642,6 +646,15 @@ def _tasks(adapter: EnvAdapter, args: argparse.Namespace) -> list[str]:
 
 def _difficulties(adapter: EnvAdapter, args: argparse.Namespace) -> list[str]:
     return args.difficulties.split(",") if args.difficulties else list(adapter.difficulties)
+
+
+def report_to(flag: str | None) -> list[str]:
+    """TRL's `report_to` from `--report-to` ("none": no logger; default: TensorBoard if
+    installed)."""
+    if flag is None:
+        return ["tensorboard"] if _available("tensorboard") else []
+    names = [n.strip() for n in flag.split(",") if n.strip()]
+    return [] if names == ["none"] else names
 
 
 def train_specs(adapter: EnvAdapter, args: argparse.Namespace) -> list[EpisodeSpec]:
@@ -689,7 +702,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         reward_weights=[args.format_weight, args.quality_weight, args.outcome_weight,
                         args.os_weight],
         logging_steps=1, save_strategy="steps", save_steps=args.save_steps, seed=args.seed,
-        report_to=["tensorboard"] if _available("tensorboard") else [],
+        report_to=report_to(args.report_to),
         bf16=cuda, use_cpu=not cuda,
         use_vllm=use_vllm, vllm_mode="colocate",
         vllm_max_model_length=args.max_prompt_tokens + args.max_completion_length,
@@ -736,6 +749,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         "env": adapter.name, "env_url": args.env_url, "model": args.model, "backend": backend,
         "vllm": use_vllm, "device": "cuda" if cuda else "cpu", "resumed_from": resume,
         "takeover_last": args.takeover_last,
+        "report_to": config.report_to,
         "global_step": trainer.state.global_step, "env_calls": engine.counts["calls"],
         "env_resets": engine.counts["resets"], "model_turns": engine.counts["turns"],
         "valid_tool_calls": engine.counts["valid_calls"],

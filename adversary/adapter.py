@@ -91,6 +91,9 @@ class LaunderAdapter(EnvAdapter):
     def action_call(self, action: Any) -> tuple[str, dict[str, Any]]:
         return SUBMIT_PLAN.name, dict(action.plan)
 
+    def trace_action(self, data: Any) -> Any:
+        return LaunderAction.model_validate(data)
+
     def action_text(self, action: Any) -> str:
         return json.dumps({"tool": SUBMIT_PLAN.name, "arguments": action.plan})
 

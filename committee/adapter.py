@@ -23,7 +23,7 @@ import json
 from typing import Any
 
 from memex.committee.client import CommitteeEnv
-from memex.committee.environment import WIRE_PARAMS, CommitteeEnvironment
+from memex.committee.environment import TASK_VARIABLE, WIRE_PARAMS, CommitteeEnvironment
 from memex.committee.models import CommitteeAction, CommitteeObservation
 from memex.committee.policies import BASELINES, POLICIES
 from memex.committee.prompting import render_observation, system_prompt
@@ -90,6 +90,7 @@ class CommitteeAdapter(EnvAdapter):
     policies = POLICIES
     eval_policies = BASELINES
     demonstrator = "heuristic"
+    task_variable = TASK_VARIABLE
     summary_metrics = (
         ("score", "score"), ("beat_cash", "beat cash"), ("edge_pts", "edge over cash (pts)"),
         ("episode_return", "utility (pts)"),
@@ -138,6 +139,9 @@ class CommitteeAdapter(EnvAdapter):
     def action_call(self, action: Any) -> tuple[str, dict[str, Any]]:
         return action.action_type, {n: getattr(action, n) for n in WIRE_PARAMS
                                     if getattr(action, n) is not None}
+
+    def trace_action(self, data: Any) -> Any:
+        return CommitteeAction.model_validate(data)
 
     # -- truth and measurement --
     def case_for(self, spec: EpisodeSpec) -> World:

@@ -15,7 +15,8 @@ Actions
     `revise_allocation`, `hold`, `move_to_cash`. Every action takes one period; while the PM
     asks a question the book is held. An invalid action (unknown action, bad or missing
     arguments, unknown target or asset, invalid weights, no queries left) returns a typed error
-    and holds the book for the month.
+    and holds the book for the month. The same actions are MCP tools (`envkit.mcp`): a
+    `tools/call` is one month of the session's episode.
 
 Dynamics
     Hidden regimes (expansion, inflation, crisis, recovery, tech boom/correction) switch by a
@@ -40,13 +41,17 @@ Episode end
     return a typed `episode_done` error.
 
 Reset arguments
-    `task` (one of `tasks.TASK_NAMES`, default `guided_allocation`) and `seed` (`None` plays
+    `task` (one of `tasks.TASK_NAMES`; default: the task `AMC_TASK_ID` names, as the
+    prototype's servers read it, else `guided_allocation`), or the reset aliases of
+    `envkit.tasks` (`task_id`, `split` + `index` of OpenEnv's Task API, which this class
+    serves from `tasks.TASK_GRIDS`, and `parameters`), and `seed` (`None` plays
     the task's canonical instance, the first train seed — never a test seed; seeds select
     variants, split into train/validation/test ranges by `tasks.SPLITS`).
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -98,14 +103,34 @@ from memex.committee.world.market import (
     World,
 )
 from memex.committee.world.research import stance
-from memex.committee.world.tasks import TASK_NAMES, TASKS, generate, split_of
+from memex.committee.world.tasks import (
+    TASK_GRIDS,
+    TASK_NAMES,
+    TASKS,
+    generate,
+    named_task,
+    split_of,
+)
 from memex.envkit.errors import validation_message
+from memex.envkit.mcp import DeclaredToolsMcp
+from memex.envkit.tasks import RESET_ALIASES, TaskSplits, unalias
 
 NOTES_SHOWN = 8
+TASK_VARIABLE = "AMC_TASK_ID"  # names the task of a reset that names none
+DEFAULT_TASK = "guided_allocation"
 WIRE_PARAMS: tuple[str, ...] = tuple(
     n for n in CommitteeAction.model_fields if n not in ("action_type", "metadata"))
 UNIVERSE_VIEW = [AssetView(ticker=a.ticker, name=a.name, sector=a.sector,
                            asset_class=a.asset_class, cost_bps=a.cost_bps) for a in UNIVERSE]
+
+
+def default_task() -> str:
+    """The task of a reset that names none: `AMC_TASK_ID` when set, else `DEFAULT_TASK`."""
+    task = os.environ.get(TASK_VARIABLE) or DEFAULT_TASK
+    if task not in TASKS:
+        raise ValueError(f"{TASK_VARIABLE}={task!r} is not a task; tasks: "
+                         f"{', '.join(TASK_NAMES)}")
+    return task
 
 
 @dataclass
@@ -121,8 +146,14 @@ class _Meeting:
     turnover: float = 0.0
 
 
-class CommitteeEnvironment(Environment[CommitteeAction, CommitteeObservation, CommitteeState]):
+class CommitteeEnvironment(DeclaredToolsMcp, TaskSplits,
+                           Environment[CommitteeAction, CommitteeObservation, CommitteeState]):
     SUPPORTS_CONCURRENT_SESSIONS = True
+    mcp_tools = ACTIONS
+    task_catalog = TASK_GRIDS
+
+    def mcp_action(self, name: str, arguments: dict[str, Any]) -> CommitteeAction:
+        return CommitteeAction(action_type=name, **arguments)
 
     def __init__(self) -> None:
         super().__init__()
@@ -131,7 +162,11 @@ class CommitteeEnvironment(Environment[CommitteeAction, CommitteeObservation, Co
 
     # ---- lifecycle ------------------------------------------------------------------------
     def reset(self, seed: int | None = None, episode_id: str | None = None,
-              task: str = "guided_allocation", **_: Any) -> CommitteeObservation:
+              task: str | None = None, **aliases: Any) -> CommitteeObservation:
+        if any(k in aliases for k in RESET_ALIASES):  # task_id, split + index, parameters
+            named = unalias({"task": task, "seed": seed, **aliases}, TASK_GRIDS, named_task)
+            task, seed = named.get("task"), named.get("seed")
+        task = default_task() if task is None else task
         if task not in TASKS:
             raise ValueError(f"unknown task {task!r}; tasks: {', '.join(TASK_NAMES)}")
         world = generate(task, seed)

@@ -10,14 +10,16 @@ schema's `actions` key. Nothing here carries the hidden regime.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from openenv.core.env_server.types import Action, Observation, State
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, create_model
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, create_model, model_validator
 
 from memex.committee.tools import ACTION_NAMES, ACTIONS
-from memex.committee.world.tasks import TASK_NAMES
+from memex.committee.world.tasks import TASK_GRIDS, TASK_NAMES, named_task
 from memex.envkit.http_episodes import ResetFields
+from memex.envkit.tasks import unalias
 
 TaskName = Literal[TASK_NAMES]  # type: ignore[valid-type]
 ErrorCode = Literal[
@@ -198,9 +200,18 @@ class CommitteeState(State):
 
 
 class CommitteeResetRequest(ResetFields):
-    """The body of `POST /reset`: its fields are `CommitteeEnvironment.reset`'s keywords."""
+    """The body of `POST /reset`: its fields are `CommitteeEnvironment.reset`'s keywords. The
+    reset aliases (`envkit.tasks`) are read too: `task_id` (a task, or a task id of OpenEnv's
+    Task API, "test/5"), `split` + `index`, `parameters`."""
 
-    task: TaskName = Field(default="guided_allocation", description="One of the four tasks.")
+    @model_validator(mode="before")
+    @classmethod
+    def _aliases(cls, data: Any) -> Any:
+        return unalias(data, TASK_GRIDS, named_task) if isinstance(data, Mapping) else data
+
+    task: TaskName | None = Field(default=None, description="One of the four tasks; omitted: "
+                                                          "the task AMC_TASK_ID names on the "
+                                                          "server, else guided_allocation.")
     seed: int | None = Field(default=None, ge=0, description="Variant seed; omit for the "
                                                              "task's canonical instance (the "
                                                              "first train seed, never a test "

@@ -9,7 +9,8 @@ loads no environment.
 
 An adapter says, in one place per concept:
 
-- identity and grid: `name`, `tasks` (kinds or task names), `difficulties`, `splits` (seeds);
+- identity and grid: `name`, `tasks` (kinds or task names), `difficulties`, `splits` (seeds),
+  `task_variable` (an environment variable naming a default task, if the environment has one);
 - running: `env_cls` (in process: the class, or its import path "package.module:Class"),
   `client_cls` (WebSocket), `open(base_url)` -> `Session`,
   `server_module` (`python -m <it> --port N` serves the environment);
@@ -20,6 +21,7 @@ An adapter says, in one place per concept:
 - hidden truth: `case_for(spec)` regenerates the world client-side (for oracles, metrics and
   trace footers), `truth_json(case)`;
 - measuring: `metrics(episode)` -> per-episode numbers (`None` where undefined),
+  `score(episode)` (the metric named by `score_metric`: the episode's score),
   `outcome(episode)` (`episode_outcome` adds "error": the policy's endpoint failed),
   `success(episode)` (what pass^k counts), and for reports
   `summary_metrics` (measure, label) columns, `metrics_note`, `success_label`;
@@ -115,6 +117,8 @@ class EnvAdapter(ABC):
     eval_policies: tuple[str, ...]
     demonstrator: str
     summary_metrics: tuple[tuple[str, str], ...] = ()  # report columns; () -> generic ones
+    score_metric: str = "score"  # the metric that is the episode's score
+    task_variable: str | None = None  # environment variable naming the default task
     metrics_note: str = ""
     success_label: str = "success"
 
@@ -145,9 +149,10 @@ class EnvAdapter(ABC):
                             case=episode.spec.reset.get("case"), reset=dict(episode.spec.reset))
         trace.add(episode.observations[0])
         replies = episode.replies or [None] * len(episode.actions)
-        for obs, action, reply in zip(episode.observations[1:], episode.actions, replies,
-                                      strict=True):
-            trace.add(obs, action, reply)
+        insights = episode.insights or [None] * len(episode.actions)
+        for obs, action, reply, insight in zip(episode.observations[1:], episode.actions,
+                                               replies, insights, strict=True):
+            trace.add(obs, action, reply, insight)
         if episode.done or episode.error:
             terminal = (episode.final.metadata or {}).get("terminal", {})
             trace.finish(episode_return=episode.episode_return,
@@ -237,6 +242,11 @@ class EnvAdapter(ABC):
     def action_call(self, action: Any) -> tuple[str, dict[str, Any]]:
         """Inverse of `make_action`: (tool name, arguments) of an action."""
 
+    def trace_action(self, data: Mapping[str, Any]) -> Any:
+        """The action a trace's step line records (`Trace.add`): `{tool, arguments}`; an
+        environment whose actions are kept whole there reads them back itself."""
+        return self.make_action(data["tool"], dict(data.get("arguments") or {}))
+
     def action_text(self, action: Any) -> str:
         """The canonical text reply for `action` (supervised warm-start targets)."""
         name, arguments = self.action_call(action)
@@ -291,6 +301,10 @@ class EnvAdapter(ABC):
     def metrics(self, episode: Episode) -> dict[str, float | None]:
         """Per-episode measurements; `None` where a measure is undefined for this episode (an
         aggregate is the mean over episodes where it is defined)."""
+
+    def score(self, episode: Episode) -> float | None:
+        """The episode's score (`score_metric` of `metrics`), None while it has none."""
+        return self.metrics(episode).get(self.score_metric)
 
     def success(self, episode: Episode) -> bool:
         """The per-trial success that pass^k counts."""

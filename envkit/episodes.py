@@ -143,6 +143,7 @@ class Episode:
     wall_s: float = 0.0
     notes: dict[str, Any] = field(default_factory=dict)
     replies: list[Any] = field(default_factory=list)  # per action: the policy's `last_reply`
+    insights: list[Any] = field(default_factory=list)  # per action: the policy's `insight()`
     error: str | None = None  # why the episode stopped early, else None
     error_source: str | None = None  # "policy" (`PolicyFailure`) or "environment" (server)
 
@@ -167,6 +168,12 @@ class Episode:
         return len(self.actions)
 
 
+def policy_insight(policy: Any) -> dict[str, Any] | None:
+    """The policy's `insight()` after its last action, for policies that have one."""
+    insight = getattr(policy, "insight", None)
+    return insight() if callable(insight) else None
+
+
 def play(session: Session, policy: Policy, spec: EpisodeSpec, *, case: Any = None,
          max_steps: int | None = None,
          on_step: Callable[[Episode], None] | None = None) -> Episode:
@@ -176,7 +183,8 @@ def play(session: Session, policy: Policy, spec: EpisodeSpec, *, case: Any = Non
     that raises `PolicyFailure`, or a session that raises `EnvSessionError` after the reset,
     ends the episode early with `episode.error` and `episode.error_source` set (a failed reset
     raises: no episode started); a policy with a `last_reply` attribute (the LLM policy) has it
-    recorded per step in `episode.replies`."""
+    recorded per step in `episode.replies`, and one with an `insight()` (`envkit.policy.Policy`)
+    its belief in `episode.insights`."""
     start = time.perf_counter()
     obs = session.reset(**spec.reset)
     episode = Episode(spec, policy.name, [obs], case=case)
@@ -195,6 +203,7 @@ def play(session: Session, policy: Policy, spec: EpisodeSpec, *, case: Any = Non
         episode.actions.append(action)
         episode.observations.append(obs)
         episode.replies.append(getattr(policy, "last_reply", None))
+        episode.insights.append(policy_insight(policy))
         if on_step is not None:
             on_step(episode)
     try:

@@ -39,6 +39,7 @@ from openenv.core.env_server.serialization import serialize_observation
 from openenv.core.env_server.types import Action, ConcurrencyConfig, Observation, State
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from memex.envkit.episodes import policy_insight
 from memex.envkit.errors import validation_message
 from memex.envkit.guards import (
     DEFAULT_MAX_BODY_BYTES,
@@ -52,6 +53,8 @@ from memex.envkit.guards import (
     openenv_server,
     shown,
 )
+from memex.envkit.mcp import install_mcp_transport
+from memex.envkit.tasks import UnknownSplitError
 
 DEFAULT_MAX_SESSIONS = 256
 DEFAULT_SESSION_TIMEOUT_S = 900.0
@@ -243,6 +246,12 @@ class HttpEpisodes:
         return len(self._episodes)
 
 
+def wire_errors(exc: ValidationError) -> list[dict[str, Any]]:
+    """A validation error's details as a 422 shows them: no input echoed, no URL, and no
+    context (a validator's own exception object is no JSON)."""
+    return exc.errors(include_url=False, include_input=False, include_context=False)
+
+
 def envelope(episode_id: str, obs: Observation) -> HttpEpisodeResponse:
     return HttpEpisodeResponse(episode_id=episode_id, **serialize_observation(obs))
 
@@ -255,6 +264,10 @@ class AgentStepRequest(BaseModel):
 class AgentStepResponse(HttpEpisodeResponse):
     action: dict[str, Any]
     policy: str
+    insight: dict[str, Any] | None = Field(
+        default=None, description="What the agent believes after choosing the action, when it "
+                                  "shows it (`Policy.insight`: e.g. the committee heuristic's "
+                                  "regime belief).")
 
 
 @dataclass(frozen=True)
@@ -330,6 +343,7 @@ def create_env_app(env_cls: type[Environment], action_cls: type[Action],
     app.state.http_episodes = episodes
     app.state.session_pools = install_session_pools(openenv_server(app), settings.max_sessions,
                                                     settings.max_mcp_sessions)
+    install_mcp_transport(app, openenv_server(app), name=name)
     _install_error_handlers(app)
     _install_episode_routes(app, episodes, action_cls, state_cls, reset_model)
     if action_schema_extra:
@@ -369,6 +383,11 @@ def _install_error_handlers(app: FastAPI) -> None:
     async def _too_deep(request: Request, exc: RecursionError) -> JSONResponse:
         return JSONResponse({"detail": "JSON nested too deeply"}, status_code=422)
 
+    @app.exception_handler(UnknownSplitError)
+    async def _unknown_split(request: Request, exc: UnknownSplitError) -> JSONResponse:
+        # OpenEnv's Task API routes map only a bad index (400); a split is a 404 that names them.
+        return JSONResponse({"detail": str(exc.args[0])}, status_code=404)
+
 
 def _install_episode_routes(app: FastAPI, episodes: HttpEpisodes, action_cls: type[Action],
                             state_cls: type[State], reset_model: type[BaseModel]) -> None:
@@ -378,7 +397,7 @@ def _install_episode_routes(app: FastAPI, episodes: HttpEpisodes, action_cls: ty
         try:
             options = reset_model.model_validate(request or {})
         except ValidationError as exc:
-            raise HTTPException(422, exc.errors(include_url=False, include_input=False)) from None
+            raise HTTPException(422, wire_errors(exc)) from None
         watcher = episodes.watcher
         if watcher is not None:
             options = watcher.seal(options)  # sealed evaluation (`envkit/sealed.py`): the seed
@@ -465,7 +484,7 @@ def _step_envelope(raw: bytes, action_cls: type[Action], readable_id: bool
     try:
         envelope_ = HttpStepRequest.model_validate(body)
     except ValidationError as exc:
-        errors = exc.errors(include_url=False, include_input=False)
+        errors = wire_errors(exc)
         episode_id = body.get("episode_id") if isinstance(body, dict) else None
         if not readable_id or not isinstance(episode_id, str) or not episode_id \
                 or len(episode_id) > MAX_ID_CHARS:
@@ -480,7 +499,7 @@ def _step_envelope(raw: bytes, action_cls: type[Action], readable_id: bool
         if readable_id:
             return envelope_.episode_id, None, ("malformed action: "
                                                 + validation_message(exc, root="action"))
-        return envelope_.episode_id, None, exc.errors(include_url=False, include_input=False)
+        return envelope_.episode_id, None, wire_errors(exc)
 
 
 def _install_schema_route(app: FastAPI, action_cls: type[Action],
@@ -514,13 +533,14 @@ def _install_agent_step(app: FastAPI, episodes: HttpEpisodes,
             if ep.last is None:
                 raise HTTPException(409, "reset the episode first")
             action = _agent_action(ep, request.policy, agent_policies)
+            insight = policy_insight(ep.extras["agent"])
             ep.last = await ep.env.step_async(action)
             ep.extras["agent_obs"] = ep.last
             episodes.settle(episode_id, ep)
         return AgentStepResponse(**envelope(episode_id, ep.last).model_dump(),
                                  action=action.model_dump(exclude={"metadata"},
                                                           exclude_none=True),
-                                 policy=request.policy)
+                                 policy=request.policy, insight=insight)
 
 
 def _install_reaper(app: FastAPI, episodes: HttpEpisodes, idle_timeout_s: float) -> None:

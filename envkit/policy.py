@@ -2,8 +2,10 @@
 
 A policy has a `name`, says whether it `needs_case` (reads the hidden world: oracles only), is
 told each episode's first observation by `reset(obs, case=None)` and chooses every action with
-`act(obs)`. `envkit.episodes.play` runs any policy; both environments' baselines, probes and
-oracles derive from this class.
+`act(obs)`. A policy that keeps a belief may show it with `insight()` after each `act` (the
+committee heuristic's regime belief): traces record it and the Glass Box draws it; nothing feeds
+it back to the environment. `envkit.episodes.play` runs any policy; both environments'
+baselines, probes and oracles derive from this class.
 """
 
 from __future__ import annotations
@@ -26,6 +28,10 @@ class Policy(ABC, Generic[ObsT, ActT]):
     @abstractmethod
     def act(self, obs: ObsT) -> ActT:
         ...
+
+    def insight(self) -> dict[str, Any] | None:
+        """What the policy believes after its last `act`, as JSON (None: nothing to show)."""
+        return None
 
 
 class SeededPolicy(Policy[ObsT, ActT]):

@@ -10,8 +10,12 @@ Format `memex-trace/1`, one JSON object per line:
    `{"type": "step", "step": int, "action": {"tool": str, "arguments": {...}} | null,
    (other environments: their action's fields, e.g. `{"action_type": ..., ...}`)
    "observation": <observation JSON as the server sends it, plus "reward" and "done">,
-   "reply": {...}}` — `reply` only for LLM policies: the raw reply (truncated), its `verdict`
-   (valid / invalid / no_call), the `reason`, attempts and the prompt's token count and budget.
+   "reply": {...}, "insight": {...}}` — `reply` only for LLM policies: the raw reply
+   (truncated), its `verdict` (valid / invalid / no_call), the `reason`, attempts, the prompt's
+   token count and budget, and `render` (the prompt's rendering settings, which
+   `EnvAdapter.messages` turns back into the prompt the model saw); `insight` only for policies
+   that expose what they believe (`Policy.insight`, e.g. the committee heuristic's
+   `regime_belief`).
 3. footer: `{"type": "footer", "episode_return": float, "outcome": str, "terminal": {...},
    "truth": {...} | null}`. `terminal` is the final observation's `metadata["terminal"]`.
    `truth` (the case's ground truth) is written only by evaluation code that generated the
@@ -52,8 +56,8 @@ class Trace:
                     "seed": seed, "difficulty": difficulty, "case": case,
                     "reset": reset or {}})
 
-    def add(self, observation: Any, action: Any = None, reply: dict[str, Any] | None = None
-            ) -> None:
+    def add(self, observation: Any, action: Any = None, reply: dict[str, Any] | None = None,
+            insight: dict[str, Any] | None = None) -> None:
         obs = _jsonable(observation)
         step = obs.get("step", len(self.steps)) if isinstance(obs, dict) else len(self.steps)
         act = _jsonable(action)
@@ -64,6 +68,8 @@ class Trace:
         line = {"type": "step", "step": step, "action": act, "observation": obs}
         if reply is not None:
             line["reply"] = reply
+        if insight is not None:
+            line["insight"] = insight
         self.steps.append(line)
 
     def finish(self, *, episode_return: float, outcome: str, terminal: dict[str, Any],

@@ -6,7 +6,7 @@ import { defineConfig } from "vite";
 // (server/app.py), so the build uses base "/" and keeps every file under `assets/`.
 // `npm run dev` proxies the API to a server started separately (MEMEX_URL, default :7860).
 const api = process.env.MEMEX_URL ?? "http://127.0.0.1:7860";
-const apiPaths = ["/reset", "/step", "/state", "/schema", "/info", "/health", "/episodes"];
+const apiPaths = ["/reset", "/step", "/state", "/schema", "/info", "/health", "/episodes", "/reference", "/tasks"];
 
 export default defineConfig({
   base: "/",

@@ -18,6 +18,12 @@ levels and AgentOS's episode list. `scenarios.cases.build(spec)` makes the case.
 A plan builds the case from (plan, seed). "NAME/INDEX" names an entry of an adversarial split
 (`scenarios.splits`, e.g. "adversarial/3"): its plan, on its seed unless `seed` is given.
 
+Aliases (`envkit.tasks.unalias`), replaced by the fields they name before the spec is checked:
+`task_id` — a difficulty (the prototype's `{"task_id": "easy"}`), a kind or "benign" /
+"suspicious", a task of OpenEnv's Task API ("test/12": `CASE_GRIDS`, seed-major over difficulty
+x kind; "adversarial/3": that split entry), or a fixed case ("1mdb"); `split` + `index` — that
+task id in two fields; `parameters` — the fields in one object. A field named twice must agree.
+
 The memory sizes (`ram_pages`, `kernel_capacity`) are not here: they size the agent's machine
 (`state_manager.OSState`), not the world, and the same case is played under any of them.
 """
@@ -27,16 +33,37 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from memex.envkit.episodes import EpisodeSpec
 from memex.envkit.errors import validation_message
-from memex.scenarios.generator import DEFAULT_BENIGN_SHARE
-from memex.scenarios.model import Difficulty
+from memex.envkit.tasks import RESET_ALIASES, Grid, TaskCatalog, unalias
+from memex.scenarios.generator import DEFAULT_BENIGN_SHARE, KIND_GROUPS, KINDS, SPLITS
+from memex.scenarios.model import DIFFICULTIES, Difficulty
 
 MAX_NAME_CHARS = 64
 # A plan may come as JSON text; a split reference ("adversarial/3") is far shorter.
 MAX_PLAN_TEXT_CHARS = 4_096
+
+
+# The generated cases as tasks (OpenEnv's Task API, `envkit.tasks`): each seed split crossed
+# with every difficulty x kind, seed-major. `scenarios.tasks` adds the adversarial split.
+CASE_GRIDS = TaskCatalog(tuple(
+    Grid(name, name, seeds, {"difficulty": tuple(DIFFICULTIES), "kind": tuple(KINDS)},
+         description=f"generated cases on the {name} seeds, every difficulty x kind")
+    for name, seeds in SPLITS.items()))
+
+
+def named_case(task_id: str) -> dict[str, Any]:
+    """The fields a `task_id` names that is not a task of `CASE_GRIDS`: a difficulty, a kind
+    (or kind group), an adversarial split entry ("adversarial/3") or a fixed case ("1mdb")."""
+    if task_id in DIFFICULTIES:
+        return {"difficulty": task_id}
+    if task_id in KINDS or task_id in KIND_GROUPS:
+        return {"kind": task_id}
+    if "/" in task_id:
+        return {"plan": task_id}
+    return {"case": task_id}
 
 
 class CaseSpec(BaseModel):
@@ -63,12 +90,19 @@ class CaseSpec(BaseModel):
             "the adversarial split: the case is built from (plan, seed). Served back only "
             "with the truth of a finished episode."))
 
+    @model_validator(mode="before")
+    @classmethod
+    def _aliases(cls, data: Any) -> Any:
+        """`task_id`, `split` + `index` and `parameters` become the fields they name."""
+        return unalias(data, CASE_GRIDS, named_case) if isinstance(data, Mapping) else data
+
     @classmethod
     def of(cls, options: Mapping[str, Any]) -> CaseSpec:
-        """The spec of reset keywords (other keywords, such as the OS sizes, are not the
-        case's and are left out); a `ValueError` says in one line what is wrong."""
+        """The spec of reset keywords, aliases included (other keywords, such as the OS sizes,
+        are not the case's and are left out); a `ValueError` says in one line what is wrong."""
         try:
-            return cls.model_validate({k: v for k, v in options.items() if k in cls.model_fields})
+            return cls.model_validate({k: v for k, v in options.items()
+                                       if k in cls.model_fields or k in RESET_ALIASES})
         except ValidationError as exc:
             raise ValueError(validation_message(exc)) from None
 

@@ -8,7 +8,7 @@ Routes added on top of the OpenEnv ones:
 - `GET /episodes/{id}/truth`: ground truth of a *finished* episode, only when the server runs
   with `--reveal-truth-after-done` / `MEMEX_REVEAL_TRUTH_AFTER_DONE=1` (Glass Box overlay);
   with the case plan under `plan` when the episode was reset with one.
-- `GET /info`: settings and live sessions. `GET /`: the Glass Box, when built.
+- `GET /info`: settings and live sessions. `GET /` (and `/web`): the Glass Box, when built.
 - `GET /schema`: OpenEnv's schemas, the action's with the `tools` catalog (every tool's argument
   schema, derived from the declarations in `server/tools.py`).
 
@@ -25,10 +25,9 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, HTTPException
-from fastapi.responses import FileResponse
-from fastapi.staticfiles import StaticFiles
 from pydantic import Field
 
+from memex.envkit.glass_box import FRONTEND_DIST, glass_box_built, mount_glass_box
 from memex.envkit.http_episodes import ResetFields, create_env_app
 from memex.envkit.sealed import install_sealed, sealed_from_env
 from memex.models import MemexAction, MemexObservation, MemexState
@@ -46,7 +45,6 @@ from memex.state_manager import (
     MIN_MEMORY_SLOTS,
 )
 
-FRONTEND_DIST = Path(__file__).resolve().parents[1] / "frontend" / "dist"
 # Built-in agents for `POST /episodes/{id}/agent-step` (never the oracle: it reads the truth).
 AGENT_POLICIES = {"heuristic": Heuristic, "random": RandomPolicy}
 
@@ -112,16 +110,9 @@ def create_memex_app(max_sessions: int | None = None, idle_timeout_s: float | No
                 "kinds": {"suspicious": list(SUSPICIOUS_KINDS), "benign": list(BENIGN_KINDS)},
                 "difficulties": list(DIFFICULTIES), "fixed_cases": list(FIXED_CASES),
                 "adversarial_cases": _adversarial_cases(),
-                "glass_box": bool(frontend_dir and (frontend_dir / "index.html").exists())}
+                "glass_box": glass_box_built(frontend_dir)}
 
-    if frontend_dir is not None and (frontend_dir / "index.html").exists():
-        if (frontend_dir / "assets").is_dir():
-            app.mount("/assets", StaticFiles(directory=frontend_dir / "assets"), name="assets")
-
-        @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
-        async def glass_box() -> FileResponse:
-            return FileResponse(frontend_dir / "index.html")
-
+    mount_glass_box(app, frontend_dir)
     if sealed:
         install_sealed(app, allowed_reset_fields=("difficulty",))
     return app

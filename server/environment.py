@@ -9,7 +9,8 @@ Observation
 Actions
     `MemexAction(tool, arguments)` for one of 18 tools (`server/tools.py`): 11 investigation
     tools, 5 OS tools (case file, wire traces, manual search, kernel load) and 2 terminal tools
-    (`file_sar`, `close_alert`).
+    (`file_sar`, `close_alert`). The same tools are MCP tools (`envkit.mcp`): a `tools/call`
+    is one step of the session's episode.
 
 Reward
     Each step's reward is that step's only; the episode return is their sum. Non-terminal steps
@@ -24,7 +25,9 @@ Episode end
     error.
 
 Reset arguments
-    The case: the fields of `scenarios.CaseSpec` — `seed` (None: drawn), `difficulty`
+    The case: the fields of `scenarios.CaseSpec` (its aliases too: `task_id`, `split` + `index`
+    from OpenEnv's Task API — `scenarios.tasks`, served by this class — and `parameters`) —
+    `seed` (None: drawn), `difficulty`
     (easy/medium/hard), `kind` (a kind, "benign", "suspicious" or None), `variant`,
     `benign_share`, `case="1mdb"` for the fixed case, and `plan` (a `scenarios.plan.CasePlan`
     dict, or a reference "adversarial/INDEX" to an entry of the adversarial split, whose seed
@@ -52,6 +55,8 @@ from pydantic import BaseModel, ValidationError
 from memex.envkit.declarations import ToolSpec
 from memex.envkit.errors import CodedError, validation_message
 from memex.envkit.guards import run_step
+from memex.envkit.mcp import DeclaredToolsMcp
+from memex.envkit.tasks import TaskSplits
 from memex.graders.decision import Decision
 from memex.graders.shaping import StepEvents
 from memex.graders.terminal import Evidence, TerminalScore, score_decision, timeout_score
@@ -72,6 +77,7 @@ from memex.scenarios.ids import ID_PATTERN, known_ids_in, record_type
 from memex.scenarios.manual import SECTIONS
 from memex.scenarios.plan import CasePlan
 from memex.scenarios.spec import CaseSpec
+from memex.scenarios.tasks import TASKS
 from memex.scenarios.truth import GroundTruth
 from memex.server.case_index import CaseIndex
 from memex.server.tools import TOOLS, ToolInputError, Toolkit
@@ -117,8 +123,14 @@ def _section_view(section_id: str) -> SectionView:
                                text=SECTIONS[section_id].text)
 
 
-class MemexEnvironment(Environment[MemexAction, MemexObservation, MemexState]):
+class MemexEnvironment(DeclaredToolsMcp, TaskSplits,
+                       Environment[MemexAction, MemexObservation, MemexState]):
     SUPPORTS_CONCURRENT_SESSIONS = True
+    mcp_tools = TOOLS
+    task_catalog = TASKS
+
+    def mcp_action(self, name: str, arguments: dict[str, Any]) -> MemexAction:
+        return MemexAction(tool=name, arguments=arguments)
 
     def __init__(self) -> None:
         super().__init__()

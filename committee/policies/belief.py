@@ -176,6 +176,11 @@ class RegimeBelief:
             out[k] = float(p)
         return out
 
+    def insight(self) -> dict[str, dict[str, float]]:
+        """The belief as a policy shows it (`Policy.insight`): `regime_belief`, regime ->
+        probability for the coming month, to 4 decimals."""
+        return {"regime_belief": {k: round(p, 4) for k, p in self.probabilities().items()}}
+
     def expected_excess_pct(self) -> dict[str, float]:
         """The belief's expected return of each asset over cash for the coming month (monthly
         %; for the model's profiles sector level: the per-asset tilts are the research's

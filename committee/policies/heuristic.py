@@ -86,6 +86,9 @@ class Heuristic(Policy):
         if self.officer is not None and obs.market.returns_pct:
             self.officer = risk.ewma_update(self.officer, obs.market.returns_pct)
 
+    def insight(self) -> dict[str, dict[str, float]]:
+        return self.belief.insight()
+
     def act(self, obs):
         self._observe(obs)
         nxt = obs.period + 1

@@ -64,6 +64,9 @@ class EmRegimeFilter(Policy):
         spec = TASKS[obs.task]
         self.belief = RegimeBelief(spec.regime_process, spec.horizon, fitted_profiles())
 
+    def insight(self) -> dict[str, dict[str, float]]:
+        return self.belief.insight()
+
     def act(self, obs):
         if obs.market.returns_pct:
             self.belief.update(obs.market.returns_pct)

@@ -31,6 +31,7 @@ from memex.committee.world.market import (
     World,
     simulate,
 )
+from memex.envkit.tasks import Grid, TaskCatalog
 
 HORIZON_PERIODS = 20
 QUERY_BUDGET = 10
@@ -207,6 +208,22 @@ TASKS: Mapping[str, TaskSpec] = MappingProxyType({t.name: t for t in (
     ),
 )})
 TASK_NAMES: tuple[str, ...] = tuple(TASKS)
+
+
+# The tasks of OpenEnv's Task API (`envkit.tasks`): each seed split crossed with the four tasks,
+# seed-major ("test/5" is task 1 on the second test seed). A task id is also a reset `task_id`.
+TASK_GRIDS = TaskCatalog(tuple(
+    Grid(name, name, seeds, {"task": TASK_NAMES},
+         description=f"every task on the {name} seeds")
+    for name, seeds in SPLITS.items()))
+
+
+def named_task(task_id: str) -> dict[str, str]:
+    """The reset fields a `task_id` that is no task id `SPLIT/INDEX` names: a task."""
+    if task_id not in TASKS:
+        raise ValueError(f"task_id {task_id[:64]!r}: not a task ({', '.join(TASK_NAMES)}) or a "
+                         f"task id SPLIT/INDEX ({', '.join(SPLITS)})")
+    return {"task": task_id}
 
 
 def split_of(seed: int) -> str:

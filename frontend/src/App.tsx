@@ -1,9 +1,9 @@
-import { useCallback, useEffect, useMemo, useReducer, useRef, useState } from "react";
-import { ApiError, MemexApi } from "./api/client";
+import { useCallback, useEffect, useMemo, useReducer, useState } from "react";
+import { MemexApi } from "./api/client";
 import { ActionLog } from "./components/ActionLog";
 import { AlertPanel } from "./components/AlertPanel";
 import { DiskPanel } from "./components/DiskPanel";
-import { ErrorBanner, type ShownError } from "./components/ErrorBanner";
+import { ErrorBanner } from "./components/ErrorBanner";
 import { EvidenceGraph } from "./components/EvidenceGraph";
 import { JobsPanel } from "./components/JobsPanel";
 import { KernelPanel } from "./components/KernelPanel";
@@ -15,9 +15,12 @@ import { RewardTimeline } from "./components/RewardTimeline";
 import { Scrubber } from "./components/Scrubber";
 import { StepInspector } from "./components/StepInspector";
 import { TokenField } from "./components/TokenField";
+import { type Mode, TopBar } from "./components/TopBar";
 import { TerminalPanel } from "./components/TerminalPanel";
 import { TruthPanel } from "./components/TruthPanel";
-import { useLiveEpisode } from "./hooks/useLiveEpisode";
+import { describeError, useErrors } from "./hooks/useErrors";
+import { memexFrames, useLiveEpisode } from "./hooks/useLiveEpisode";
+import { useReplay } from "./hooks/useReplay";
 import { buildEvidenceGraph, emptyContext } from "./model/graph";
 import { evictedPages, evictedSections, freshInFrame } from "./model/memory";
 import { rewardSeries, terminalOf } from "./model/rewards";
@@ -25,15 +28,7 @@ import { parseTrace } from "./model/trace";
 import { initialTimeline, isEnded, timelineReducer } from "./model/timeline";
 import type { ServerInfo, ToolDeclaration } from "./model/types";
 
-type Mode = "live" | "replay";
-const REPLAY_DELAY_MS = 700;
 
-function describeError(err: unknown): string {
-  if (err instanceof ApiError) {
-    return err.status === 0 ? err.message : `${err.path} → HTTP ${err.status}: ${err.message}`;
-  }
-  return err instanceof Error ? err.message : String(err);
-}
 
 export function App() {
   const api = useMemo(() => new MemexApi(), []);
@@ -41,25 +36,17 @@ export function App() {
   const [state, dispatch] = useReducer(timelineReducer, initialTimeline);
   const [tools, setTools] = useState<ToolDeclaration[]>([]);
   const [info, setInfo] = useState<ServerInfo | null>(null);
-  const [errors, setErrors] = useState<ShownError[]>([]);
   const [policy, setPolicy] = useState("heuristic");
-  const [replayPlaying, setReplayPlaying] = useState(false);
-  const [needsToken, setNeedsToken] = useState(false);
-  const errorId = useRef(0);
 
-  const report = useCallback((title: string, err: unknown) => {
-    if (err instanceof ApiError && err.status === 401) setNeedsToken(true);
-    errorId.current += 1;
-    const shown = { id: errorId.current, title, message: describeError(err) };
-    setErrors((es) => [...es.slice(-3), shown]);
-  }, []);
+  const { errors, report, dismiss, needsToken } = useErrors();
 
   useEffect(() => {
     api.info().then(setInfo, (e: unknown) => report("Server info unavailable", e));
     api.tools().then(setTools, (e: unknown) => report("Tool schema unavailable", e));
   }, [api, report]);
 
-  const live = useLiveEpisode(api, state, dispatch, policy, report);
+  const live = useLiveEpisode(api, state, dispatch, policy, report, memexFrames);
+  const replay = useReplay(state, dispatch, live.pause, report, parseTrace);
   const { frames, cursor, source } = state;
   const frame = frames[cursor];
   const ended = isEnded(state);
@@ -90,38 +77,6 @@ export function App() {
   const shownTruth = state.truth.status === "shown" ? state.truth.truth : null;
   const sessionKey = source.kind === "live" ? source.episodeId : source.kind === "replay" ? `replay:${source.fileName}:${frames.length}` : "none";
 
-  // ---- replay playback and keyboard scrubbing -------------------------------------------
-  useEffect(() => {
-    if (!replayPlaying) return;
-    if (source.kind !== "replay" || cursor >= frames.length - 1) {
-      setReplayPlaying(false);
-      return;
-    }
-    const timer = setTimeout(() => seek(cursor + 1), REPLAY_DELAY_MS);
-    return () => clearTimeout(timer);
-  }, [replayPlaying, source.kind, cursor, frames.length, seek]);
-
-  useEffect(() => {
-    const onKey = (e: KeyboardEvent) => {
-      const target = e.target as HTMLElement | null;
-      if (target && /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName)) return;
-      if (e.key === "ArrowLeft") seek(cursor - 1);
-      if (e.key === "ArrowRight") seek(cursor + 1);
-    };
-    window.addEventListener("keydown", onKey);
-    return () => window.removeEventListener("keydown", onKey);
-  }, [cursor, seek]);
-
-  const openTrace = useCallback(async (file: File) => {
-    setReplayPlaying(false);
-    try {
-      const trace = parseTrace(await file.text());
-      live.pause();
-      dispatch({ type: "trace-loaded", fileName: file.name, header: trace.header, frames: trace.frames, footer: trace.footer });
-    } catch (err) {
-      report(`Could not open ${file.name}`, err);
-    }
-  }, [live, report]);
 
   const revealTruth = useCallback(async () => {
     dispatch({ type: "truth-requested" });
@@ -141,35 +96,16 @@ export function App() {
   const outcome = lastFrame?.observation.metadata.terminal?.outcome;
   return (
     <div className="app">
-      <header className="topbar">
-        <div className="brand">
-          <span className="logo" aria-hidden>◈</span>
-          <div>
-            <h1>Memex <span className="thin">Glass Box</span></h1>
-            <div className="tagline">an AML investigation under OS constraints, step by step</div>
+      <TopBar tagline="an AML investigation under OS constraints, step by step" mode={mode} onMode={setMode} source={source}
+        status={ended && <span className={`outcome small ${outcome === "TP" || outcome === "TN" ? "good" : "bad"}`} data-testid="episode-done">ended · {outcome ?? "done"}</span>}
+        server={
+          <div className={`server ${info ? "ok" : "down"}`} data-testid="server-status"
+            title={info ? `sessions: ${String(info.http_episodes ?? "?")}` : "no answer from /info yet"}>
+            <span className="dot" /> {info ? `server ${info.env}` : "server?"}
+            {info && <span className="muted small"> · truth overlay {info.reveal_truth_after_done ? "on" : "off"}</span>}
           </div>
-        </div>
-        <nav className="tabs" role="tablist">
-          {(["live", "replay"] as const).map((m) => (
-            <button key={m} type="button" role="tab" aria-selected={mode === m} className={mode === m ? "tab active" : "tab"}
-              onClick={() => setMode(m)} data-testid={`mode-${m}`}>
-              {m === "live" ? "Live" : "Replay"}
-            </button>
-          ))}
-        </nav>
-        <div className="source" data-testid="source-label">
-          {source.kind === "live" && <>live episode <code>{source.episodeId}</code></>}
-          {source.kind === "replay" && <>replay of <code>{source.fileName}</code></>}
-          {source.kind === "none" && <span className="muted">nothing loaded</span>}
-          {ended && <span className={`outcome small ${outcome === "TP" || outcome === "TN" ? "good" : "bad"}`} data-testid="episode-done">ended · {outcome ?? "done"}</span>}
-        </div>
-        <div className={`server ${info ? "ok" : "down"}`} data-testid="server-status"
-          title={info ? `sessions: ${String(info.http_episodes ?? "?")}` : "no answer from /info yet"}>
-          <span className="dot" /> {info ? `server ${info.env}` : "server?"}
-          {info && <span className="muted small"> · truth overlay {info.reveal_truth_after_done ? "on" : "off"}</span>}
-        </div>
-      </header>
-      <ErrorBanner errors={errors} onDismiss={(id) => setErrors((es) => es.filter((e) => e.id !== id))} />
+        } />
+      <ErrorBanner errors={errors} onDismiss={dismiss} />
       {needsToken && <TokenField />}
       <main className="layout">
         <aside className="col left">
@@ -177,7 +113,7 @@ export function App() {
             <LiveControls live={live} active={source.kind === "live"} ended={ended}
               policies={info?.agent_policies ?? ["heuristic"]} policy={policy} onPolicy={setPolicy} info={info} />
           ) : (
-            <ReplayControls loaded={source.kind === "replay" ? source : null} steps={Math.max(0, frames.length - 1)} onFile={(f) => void openTrace(f)} />
+            <ReplayControls loaded={source.kind === "replay" ? source : null} steps={Math.max(0, frames.length - 1)} onFile={(f) => void replay.openTrace(f)} />
           )}
           <AlertPanel alert={frames[0]?.observation.result ?? null} />
           {mode === "live" && (
@@ -188,11 +124,9 @@ export function App() {
         <section className="col center">
           <EvidenceGraph graph={graph} sessionKey={sessionKey} truth={shownTruth}
             stepOfFrame={(i) => frames[i]?.observation.step ?? i} />
-          <Scrubber frames={frames} cursor={cursor} onSeek={seek} playing={replayPlaying}
-            onPlayToggle={source.kind === "replay" ? () => {
-              if (!replayPlaying && cursor >= frames.length - 1) seek(0);
-              setReplayPlaying(!replayPlaying);
-            } : null} />
+          <Scrubber count={frames.length} cursor={cursor} step={frame?.observation.step ?? 0}
+            budget={frame?.observation.step_budget ?? "?"} onSeek={seek} playing={replay.playing}
+            onPlayToggle={source.kind === "replay" ? replay.toggle : null} />
           <div className="pair">
             <RewardTimeline points={rewards} cursorFrame={cursor} budget={frame?.observation.step_budget ?? 0} onSeek={seek} />
             <TerminalPanel terminal={terminal} episodeReturn={terminal ? rewards.at(-1)?.cumulative ?? null : null} />

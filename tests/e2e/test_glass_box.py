@@ -1,14 +1,16 @@
 """The Glass Box (frontend/) tested the way it ships: its production build served by the real
-environment server, driven in real headless Chromium by Playwright (frontend/e2e/), plus its
-Vitest unit tests of the state logic.
+environment servers — the AML view by the AML server, the committee view by the committee
+server — driven in real headless Chromium by Playwright (frontend/e2e/), plus its Vitest unit
+tests of the state logic.
 
 Prerequisites (installed by the project's test set-up): Node with `frontend/node_modules`
 (`npm ci` in frontend/) and Debian's `chromium` (or `MEMEX_CHROMIUM=/path/to/chrome`).
 Missing prerequisites skip these tests, unless `MEMEX_REQUIRE_E2E=1` (CI), where they fail.
 
-The server is started here rather than through the session-wide `memex_server` fixture: the
-app mounts `frontend/dist` when it is created, so it must start after the build.
-Screenshots and the Playwright report go to artifacts/glass_box/.
+The servers are started here rather than through the session-wide fixtures: an app mounts
+`frontend/dist` when it is created, so it must start after the build.
+Screenshots and the Playwright reports go to artifacts/glass_box/ and
+artifacts/glass_box_committee/.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from pathlib import Path
 
 import pytest
 
+from memex.committee.adapter import ADAPTER as COMMITTEE
+from memex.committee.policies import Heuristic as CommitteeHeuristic
 from memex.envkit.servers import serve, serve_app
 from memex.evaluation.runs import run_episode
 from memex.policies.heuristic import Heuristic
@@ -30,8 +34,12 @@ from memex.server.app import create_memex_app
 ROOT = Path(__file__).resolve().parents[2]
 FRONTEND = ROOT / "frontend"
 ARTIFACTS = ROOT / "artifacts" / "glass_box"
+COMMITTEE_ARTIFACTS = ROOT / "artifacts" / "glass_box_committee"
 SCREENSHOTS = ("live-midway.png", "live-end.png", "live-truth.png", "manual-step.png",
                "replay-end.png", "replay-scrubbed.png")
+COMMITTEE_SCREENSHOTS = ("committee-live-midway.png", "committee-live-end.png",
+                         "committee-manual-step.png", "committee-replay-end.png")
+COMMITTEE_TASK = "research_risk_conflict"
 BUILD_INPUTS = ("src", "index.html", "package.json", "package-lock.json", "vite.config.ts",
                 "tsconfig.json")
 
@@ -94,6 +102,17 @@ def _ensure_build() -> None:
     assert proc.returncode == 0, f"npm run build failed:\n{proc.stdout}\n{proc.stderr}"
 
 
+def _playwright(spec: str, artifacts: Path, env: dict[str, str]) -> tuple[int, str, dict]:
+    """Run one Playwright spec file; its exit status, output and the report's stats."""
+    artifacts.mkdir(parents=True, exist_ok=True)
+    proc = _run([str(FRONTEND / "node_modules" / ".bin" / "playwright"), "test", spec],
+                timeout=900, env={**env, "MEMEX_E2E_ARTIFACTS": str(artifacts), "CI": "1",
+                                  "NO_COLOR": "1"})
+    report = artifacts / "e2e-report.json"
+    stats = json.loads(report.read_text())["stats"] if report.exists() else {}
+    return proc.returncode, f"{proc.stdout}\n{proc.stderr}", stats
+
+
 def _pick_live_case() -> tuple[str, str, int]:
     """A layering case whose heuristic episode exercises every OS panel: wire traces, evictions,
     case-file notes and kernel loads (found, not assumed, so generator changes cannot silently
@@ -110,11 +129,30 @@ def _pick_live_case() -> tuple[str, str, int]:
     pytest.fail("no layering seed in 1..199 makes the heuristic use every OS mechanic")
 
 
+def _committee_trace(seed: int) -> tuple[Path, int]:
+    """The heuristic's recorded episode on the committee's test world `seed` (with its regime
+    belief in every step line), and how often it asked Research."""
+    spec = COMMITTEE.grid("test", [COMMITTEE_TASK], seed_offset=seed - COMMITTEE.splits[
+        "test"].start)[0]
+    episode = COMMITTEE.play(COMMITTEE.open(), CommitteeHeuristic(), spec)
+    asks = sum(a.action_type == "query_research" for a in episode.actions)
+    path = COMMITTEE.trace(episode).write(COMMITTEE_ARTIFACTS / "replay-trace.jsonl")
+    return path, asks
+
+
 @pytest.fixture(scope="module")
 def glass_box_server(frontend_ready):
     _ensure_build()
     with serve("memex.openenv_server", "--host", "127.0.0.1", "--log-level", "warning",
                "--reveal-truth-after-done", timeout_s=600) as server:  # slow on a busy machine
+        yield server
+
+
+@pytest.fixture(scope="module")
+def committee_server(frontend_ready):
+    _ensure_build()
+    with serve("memex.committee.server", "--host", "127.0.0.1", "--log-level", "warning",
+               timeout_s=600) as server:
         yield server
 
 
@@ -160,16 +198,34 @@ def test_glass_box_end_to_end_in_headless_chromium(glass_box_server, token_serve
     trace = run_episode(Heuristic(), 5, "hard", record=True).trace
     trace_path = trace.write(ARTIFACTS / "replay-trace.jsonl")
     kind, difficulty, seed = _pick_live_case()
-    proc = _run([str(FRONTEND / "node_modules" / ".bin" / "playwright"), "test"], timeout=900,
-                env={"MEMEX_URL": glass_box_server.url, "MEMEX_CHROMIUM": frontend_ready,
-                     "MEMEX_E2E_TRACE": str(trace_path), "MEMEX_E2E_ARTIFACTS": str(ARTIFACTS),
-                     "MEMEX_E2E_KIND": kind, "MEMEX_E2E_DIFFICULTY": difficulty,
-                     "MEMEX_E2E_SEED": str(seed), "MEMEX_TOKEN_URL": token_server.url,
-                     "MEMEX_E2E_TOKEN": E2E_TOKEN, "CI": "1", "NO_COLOR": "1"})
-    output = f"{proc.stdout}\n{proc.stderr}\n--- server log ---\n{glass_box_server.log()[-4000:]}"
-    assert proc.returncode == 0, output
-    stats = json.loads((ARTIFACTS / "e2e-report.json").read_text())["stats"]
+    status, output, stats = _playwright("glass_box.spec.ts", ARTIFACTS, {
+        "MEMEX_URL": glass_box_server.url, "MEMEX_CHROMIUM": frontend_ready,
+        "MEMEX_E2E_TRACE": str(trace_path), "MEMEX_E2E_KIND": kind,
+        "MEMEX_E2E_DIFFICULTY": difficulty, "MEMEX_E2E_SEED": str(seed),
+        "MEMEX_TOKEN_URL": token_server.url, "MEMEX_E2E_TOKEN": E2E_TOKEN})
+    assert status == 0, f"{output}\n--- server log ---\n{glass_box_server.log()[-4000:]}"
     assert stats["unexpected"] == 0 and stats["skipped"] == 0 and stats["expected"] >= 4, stats
     for name in SCREENSHOTS:
         shot = ARTIFACTS / name
+        assert shot.exists() and shot.stat().st_size > 20_000, f"{name} missing or blank"
+
+
+def test_committee_glass_box_end_to_end_in_headless_chromium(committee_server, frontend_ready):
+    """The committee view, served by the committee server: a live heuristic episode (book,
+    regime belief, both actors' notes, NAV against cash and the reference), a month by hand,
+    and the replay of a recorded trace."""
+    COMMITTEE_ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    for name in COMMITTEE_SCREENSHOTS:
+        (COMMITTEE_ARTIFACTS / name).unlink(missing_ok=True)
+    seed = COMMITTEE.splits["test"].start
+    trace_path, research_asks = _committee_trace(seed)
+    assert research_asks > 0  # so the live run's Research notes assertion can fail
+    status, output, stats = _playwright("committee.spec.ts", COMMITTEE_ARTIFACTS, {
+        "MEMEX_URL": committee_server.url, "MEMEX_CHROMIUM": frontend_ready,
+        "MEMEX_E2E_TRACE": str(trace_path), "MEMEX_E2E_TASK": COMMITTEE_TASK,
+        "MEMEX_E2E_SEED": str(seed)})
+    assert status == 0, f"{output}\n--- server log ---\n{committee_server.log()[-4000:]}"
+    assert stats["unexpected"] == 0 and stats["skipped"] == 0 and stats["expected"] == 3, stats
+    for name in COMMITTEE_SCREENSHOTS:
+        shot = COMMITTEE_ARTIFACTS / name
         assert shot.exists() and shot.stat().st_size > 20_000, f"{name} missing or blank"

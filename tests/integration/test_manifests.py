@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -11,7 +12,10 @@ import yaml
 
 from memex.committee.tools import ACTION_NAMES
 from memex.committee.world.tasks import TASK_NAMES
-from memex.models import TOOL_NAMES
+from memex.models import TOOL_NAMES, MemexAction
+from memex.server.environment import MemexEnvironment
+from memex.server.tools import TOOLS
+from memex.testing.openenv_validation import validate_runtime
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -48,3 +52,30 @@ def test_committee_manifest_declares_the_actions_and_validates(tmp_path):
     out = subprocess.run([str(exe), "validate", str(tmp_path / "committee"), "--level",
                           "static", "--skip-build"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and "Verdict: PASS" in out.stdout, out.stdout + out.stderr
+
+
+def test_probe_plan_is_a_valid_episode_of_declared_tools():
+    """The runtime probe (validation/runtime.json) calls declared tools with arguments their
+    schemas accept and ends its episode, whatever case the generator makes of its reset."""
+    manifest = yaml.safe_load((ROOT / "openenv.yaml").read_text())
+    plan = json.loads((ROOT / manifest["validation"]["execution"]["probe_path"]).read_text())
+    for action in plan["actions"]:
+        TOOLS[action["tool"]].args_model.model_validate(action["arguments"])
+    env = MemexEnvironment()
+    obs = env.reset(**plan["reset"]["options"], seed=plan["reset"]["seed"],
+                    episode_id=plan["reset"]["episode_id"])
+    for action in plan["actions"]:
+        obs = env.step(MemexAction(**action))
+    assert obs.done and env.state.episode_id == plan["reset"]["episode_id"]
+
+
+def test_openenv_validate_passes_at_the_runtime_level():
+    """OpenEnv's own validation up to the runtime level (`run_validation`: the manifest's
+    execution block, its probe plan played over /ws, the runtime graders), with the server run
+    as a local process in place of the image: there is no Docker daemon here."""
+    report = validate_runtime("memex")
+    status = {r.check_id: r.status.value for r in report.results}
+    for check in ("static.manifest", "runtime.startup", "runtime.observation_schema",
+                  "runtime.reward_well_formed", "runtime.state_contract"):
+        assert status.get(check) == "pass", (check, report.model_dump_json(indent=1)[:4000])
+    assert "fail" not in status.values() and report.verdict.value != "fail"

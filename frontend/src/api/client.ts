@@ -1,9 +1,10 @@
 /**
- * The Glass Box's client of the environment server: the same HTTP episode protocol every client
- * uses (`POST /reset`, `POST /step`), plus the built-in agent's step and the post-episode truth.
- * Every non-2xx answer becomes an `ApiError` carrying the server's own message.
+ * The Glass Box's client of an environment server: the same HTTP episode protocol every client
+ * uses (`POST /reset`, `POST /step`), plus the built-in agent's step, the post-episode truth
+ * (AML) and the reference PM's NAV path (committee). Every non-2xx answer becomes an `ApiError`
+ * carrying the server's own message.
  */
-import type { Action, Envelope, GroundTruth, ResetOptions, ServerInfo, ToolDeclaration } from "../model/types";
+import type { Envelope, GroundTruth, JsonObject, ServerInfo, ToolDeclaration } from "../model/types";
 import { authHeaders, currentToken } from "./auth";
 
 export class ApiError extends Error {
@@ -36,6 +37,17 @@ export function describeDetail(body: unknown): string | null {
     return (detail as { message: string }).message; // a typed refusal: {code, message}
   }
   return detail === undefined ? null : JSON.stringify(detail);
+}
+
+/** `GET /reference` of the committee server (committee/server/reference.py). */
+export interface ReferencePath {
+  policy: string;
+  task: string;
+  seed: number;
+  periods: number[];
+  nav: number[];
+  rewards: number[];
+  score: number;
 }
 
 export class MemexApi {
@@ -78,19 +90,30 @@ export class MemexApi {
     return this.request("GET", "/info");
   }
 
+  /** The declared tools (AML: `action.tools`; committee: `action.actions`). */
   async tools(): Promise<ToolDeclaration[]> {
-    const schema = await this.request<{ action?: { tools?: ToolDeclaration[] } }>("GET", "/schema");
-    const tools = schema.action?.tools;
-    if (!Array.isArray(tools)) throw new ApiError(200, "/schema", "the schema lists no tools (action.tools)");
+    const schema = await this.request<{ action?: { tools?: ToolDeclaration[]; actions?: ToolDeclaration[] } }>("GET", "/schema");
+    const tools = schema.action?.tools ?? schema.action?.actions;
+    if (!Array.isArray(tools)) throw new ApiError(200, "/schema", "the schema lists no tools (action.tools or action.actions)");
     return tools;
   }
 
-  reset(options: ResetOptions): Promise<Envelope> {
+  reset(options: object): Promise<Envelope> {
     return this.request("POST", "/reset", options);
   }
 
-  step(episodeId: string, action: Action): Promise<Envelope> {
+  step(episodeId: string, action: object): Promise<Envelope> {
     return this.request("POST", "/step", { episode_id: episodeId, action });
+  }
+
+  state(episodeId: string): Promise<JsonObject> {
+    return this.request("GET", `/state?episode_id=${encodeURIComponent(episodeId)}`);
+  }
+
+  /** The committee's reference PM on a world (`GET /reference`): its NAV after each period. */
+  reference(task: string, seed: number | null): Promise<ReferencePath> {
+    const query = new URLSearchParams({ task, ...(seed === null ? {} : { seed: String(seed) }) });
+    return this.request("GET", `/reference?${query.toString()}`);
   }
 
   agentStep(episodeId: string, policy: string): Promise<Envelope> {

@@ -1,4 +1,5 @@
-import { useEffect, useRef } from "react";
+import { useRef } from "react";
+import { useRowInView } from "../hooks/useRowInView";
 import { formatReward, summariseArguments } from "../model/format";
 import type { Frame } from "../model/types";
 import { Panel } from "./Panel";
@@ -7,18 +8,7 @@ import { Panel } from "./Panel";
 export function ActionLog({ frames, cursor, onSeek }: { frames: Frame[]; cursor: number; onSeek: (i: number) => void }) {
   const box = useRef<HTMLDivElement>(null);
   const current = useRef<HTMLTableRowElement>(null);
-  // Keep the current row in view by scrolling the log itself, never the page.
-  useEffect(() => {
-    const row = current.current;
-    const container = box.current;
-    if (!row || !container) return;
-    const header = container.querySelector("thead")?.clientHeight ?? 0;
-    const top = row.getBoundingClientRect().top - container.getBoundingClientRect().top + container.scrollTop;
-    if (top - header < container.scrollTop) container.scrollTop = top - header;
-    else if (top + row.clientHeight > container.scrollTop + container.clientHeight) {
-      container.scrollTop = top + row.clientHeight - container.clientHeight;
-    }
-  }, [cursor, frames.length]);
+  useRowInView(box, current, `${cursor}/${frames.length}`);
   return (
     <Panel title="Action log" testId="action-log" badge={`${Math.max(0, frames.length - 1)} actions`}>
       <div className="log-scroll" ref={box}>

@@ -2,10 +2,8 @@ import { type FormEvent, useState } from "react";
 import type { LiveEpisode } from "../hooks/useLiveEpisode";
 import { difficultyOptions, kindGroups } from "../model/kinds";
 import type { ResetOptions, ServerInfo } from "../model/types";
-import { Icon } from "./Icon";
+import { AgentTransport } from "./AgentTransport";
 import { Panel } from "./Panel";
-
-const SPEEDS: Array<[number, string]> = [[1000, "slow"], [350, "normal"], [80, "fast"], [0, "max"]];
 
 interface Props {
   live: LiveEpisode;
@@ -24,9 +22,15 @@ export function LiveControls({ live, active, ended, policies, policy, onPolicy, 
   const [seed, setSeed] = useState("7");
   const [ramPages, setRamPages] = useState("2");
   const [kernelCapacity, setKernelCapacity] = useState("3");
+  // A sealed server draws every case and runs no built-in agent: only the agent plays.
+  const sealed = info?.sealed === true;
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
+    if (sealed) {
+      void live.start({ difficulty });
+      return;
+    }
     const options: ResetOptions = { difficulty };
     if (kind.startsWith("case:")) options.case = kind.slice(5);
     else if (kind.startsWith("adv:")) options.plan = kind.slice(4); // the split entry's own seed
@@ -73,32 +77,7 @@ export function LiveControls({ live, active, ended, policies, policy, onPolicy, 
           {active ? "Start a new episode" : "Start episode"}
         </button>
       </form>
-      <div className="transport" aria-label="agent playback">
-        <label className="inline">
-          Agent
-          <select value={policy} onChange={(e) => onPolicy(e.target.value)} data-testid="policy-select">
-            {policies.map((p) => <option key={p} value={p}>{p}</option>)}
-          </select>
-        </label>
-        {live.playing ? (
-          <button type="button" onClick={live.pause} data-testid="pause"><Icon name="pause" /> Pause</button>
-        ) : (
-          <button type="button" className="primary" onClick={live.play} disabled={!active || ended} data-testid="play"><Icon name="play" /> Play</button>
-        )}
-        <button type="button" onClick={() => void live.agentStep()} disabled={!active || ended || live.busy || live.playing} data-testid="agent-step">
-          <Icon name="step" /> Step
-        </button>
-        <label className="inline">
-          Speed
-          <select value={live.delayMs} onChange={(e) => live.setDelayMs(Number(e.target.value))} data-testid="speed-select">
-            {SPEEDS.map(([ms, label]) => <option key={ms} value={ms}>{label}</option>)}
-          </select>
-        </label>
-      </div>
-      <div className="muted small busy" aria-live="polite">
-        {live.busy ? <span data-testid="busy">waiting for the server…</span>
-          : live.playing ? "playing" : ended ? "episode ended" : active ? "paused" : "no episode yet"}
-      </div>
+      <AgentTransport live={live} active={active} ended={ended} policies={policies} policy={policy} onPolicy={onPolicy} sealed={sealed} />
     </Panel>
   );
 }

@@ -19,11 +19,12 @@ export class PayloadError extends Error {
   override name = "PayloadError";
 }
 
-function isObject(value: unknown): value is Record<string, unknown> {
+export function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-function arrayField<T>(source: Record<string, unknown>, key: string, where: string): T[] {
+/** `source[key]` as a list (absent: empty); anything else is a `PayloadError` naming it. */
+export function arrayField<T>(source: Record<string, unknown>, key: string, where: string): T[] {
   const value = source[key];
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value)) throw new PayloadError(`${where}.${key} is not a list`);

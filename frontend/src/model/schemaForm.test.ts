@@ -24,7 +24,23 @@ const fileSar: JsonSchema = {
   },
 };
 
+// The committee's `allocate` (committee/tools.py): weights are an object of fractions.
+const allocate: JsonSchema = {
+  type: "object", additionalProperties: false, required: ["weights"],
+  properties: {
+    weights: { type: "object", description: "Target weight per ticker, e.g. {\"NOVA\": 0.2}." },
+    reason: { type: "string", default: "", description: "The rationale." },
+  },
+};
+
 describe("manual-step form from the tool schema", () => {
+  it("test_object_parameters_are_json_fields", () => {
+    const fields = fieldsFor(allocate);
+    expect(fields.map((f) => [f.name, f.kind, f.required])).toEqual([["weights", "json", true], ["reason", "textarea", false]]);
+    expect(buildArguments(fields, { weights: '{"NOVA": 0.2, "GOVT": 0.3}' }))
+      .toEqual({ ok: true, arguments: { weights: { NOVA: 0.2, GOVT: 0.3 } } });
+  });
+
   it("test_field_kinds_follow_the_json_schema", () => {
     const fields = fieldsFor(queryTransactions);
     expect(fields.map((f) => [f.name, f.kind, f.required])).toEqual([

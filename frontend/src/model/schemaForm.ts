@@ -71,6 +71,9 @@ export function fieldsFor(parameters: JsonSchema): FormField[] {
     else if (schema.type === "array" && schema.items?.type === "object") {
       kind = "json";
       placeholder = JSON.stringify([exampleOf(schema.items)]);
+    } else if (schema.type === "object") {
+      kind = "json"; // e.g. the committee's weights: {ticker: fraction}
+      placeholder = placeholder || "{}";
     } else if (schema.type === "array") {
       kind = "list";
       placeholder = placeholder || "comma- or space-separated";

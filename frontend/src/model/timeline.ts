@@ -7,9 +7,15 @@
 import type { TraceFooter, TraceHeader } from "./trace";
 import type { Frame, GroundTruth, ResetOptions } from "./types";
 
-export type Source =
+/** What a timeline needs of a frame (every environment's frames have it). */
+export interface TimelineFrame {
+  index: number;
+  observation: { done: boolean };
+}
+
+export type Source<O = ResetOptions> =
   | { kind: "none" }
-  | { kind: "live"; episodeId: string; options: ResetOptions }
+  | { kind: "live"; episodeId: string; options: O }
   | { kind: "replay"; fileName: string; header: TraceHeader; footer: TraceFooter | null };
 
 export type TruthState =
@@ -18,17 +24,19 @@ export type TruthState =
   | { status: "shown"; truth: GroundTruth }
   | { status: "error"; message: string };
 
-export interface TimelineState {
-  source: Source;
-  frames: Frame[];
+/** One timeline; `F` and `O` are an environment's frames and reset options (the AML ones by
+ * default). */
+export interface TimelineState<F extends TimelineFrame = Frame, O = ResetOptions> {
+  source: Source<O>;
+  frames: F[];
   cursor: number;
   truth: TruthState;
 }
 
-export type TimelineAction =
-  | { type: "live-started"; episodeId: string; options: ResetOptions; frame: Frame }
-  | { type: "frame-appended"; frame: Frame }
-  | { type: "trace-loaded"; fileName: string; header: TraceHeader; frames: Frame[]; footer: TraceFooter | null }
+export type TimelineAction<F extends TimelineFrame = Frame, O = ResetOptions> =
+  | { type: "live-started"; episodeId: string; options: O; frame: F }
+  | { type: "frame-appended"; frame: F }
+  | { type: "trace-loaded"; fileName: string; header: TraceHeader; frames: F[]; footer: TraceFooter | null }
   | { type: "seek"; index: number }
   | { type: "truth-requested" }
   | { type: "truth-received"; truth: GroundTruth }
@@ -36,22 +44,24 @@ export type TimelineAction =
   | { type: "truth-hidden" }
   | { type: "cleared" };
 
-export const initialTimeline: TimelineState = {
-  source: { kind: "none" },
-  frames: [],
-  cursor: 0,
-  truth: { status: "hidden" },
-};
+export function emptyTimeline<F extends TimelineFrame = Frame, O = ResetOptions>(): TimelineState<F, O> {
+  return { source: { kind: "none" }, frames: [], cursor: 0, truth: { status: "hidden" } };
+}
 
-export function isEnded(state: TimelineState): boolean {
+export const initialTimeline: TimelineState = emptyTimeline();
+
+export function isEnded<F extends TimelineFrame, O>(state: TimelineState<F, O>): boolean {
   return state.frames.at(-1)?.observation.done === true;
 }
 
-function clamp(index: number, frames: Frame[]): number {
+function clamp(index: number, frames: readonly unknown[]): number {
   return Math.max(0, Math.min(index, frames.length - 1));
 }
 
-export function timelineReducer(state: TimelineState, action: TimelineAction): TimelineState {
+export function timelineReducer<F extends TimelineFrame = Frame, O = ResetOptions>(
+  state: TimelineState<F, O>,
+  action: TimelineAction<F, O>,
+): TimelineState<F, O> {
   switch (action.type) {
     case "live-started":
       return {
@@ -86,6 +96,6 @@ export function timelineReducer(state: TimelineState, action: TimelineAction): T
     case "truth-hidden":
       return { ...state, truth: { status: "hidden" } };
     case "cleared":
-      return initialTimeline;
+      return emptyTimeline();
   }
 }

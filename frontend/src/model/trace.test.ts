@@ -44,6 +44,7 @@ describe("memex-trace/1 parsing", () => {
     expect(() => parseTrace(lines(header, { type: "step", step: 0, action: null, observation: { step: 0 } })))
       .toThrow(TraceError);
     expect(() => parseTrace(lines(header, { type: "banana" }))).toThrow(/unknown line type/);
+    expect(() => parseTrace(lines({ ...header, env: "committee" }))).toThrow(/trace of the committee environment/);
     expect(() => parseTrace(lines(header))).toThrow(/no steps/);
   });
 });

@@ -25,11 +25,22 @@ export interface TraceFooter {
   truth: GroundTruth | null;
 }
 
-export interface Trace {
+export interface Trace<F = Frame> {
   header: TraceHeader;
-  frames: Frame[];
+  frames: F[];
   footer: TraceFooter | null;
 }
+
+/** Reads one step line of a trace into a frame (`index`: its position); throws `PayloadError`
+ * for a line whose observation lacks what the panels read. */
+export type StepReader<F> = (entry: Record<string, unknown>, where: string, index: number) => F;
+
+/** The AML environment's step lines. */
+export const readMemexStep: StepReader<Frame> = (entry, where, index) => {
+  const action = normaliseAction(entry.action, where);
+  const observation = normaliseObservation(entry.observation, `${where}: observation`);
+  return { index, action, actor: action ? "trace" : "reset", observation };
+};
 
 export class TraceError extends Error {
   override name = "TraceError";
@@ -48,8 +59,15 @@ function parseLine(line: string, lineNo: number): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
-/** Parse the text of a trace file; throws `TraceError` naming the offending line. */
+/** Parse the text of an AML trace file; throws `TraceError` naming the offending line. */
 export function parseTrace(text: string): Trace {
+  return parseTraceWith(text, "memex", readMemexStep);
+}
+
+/** Parse the text of a trace of environment `env` (the header's `env`) with that environment's
+ * step reader; throws `TraceError` naming the offending line, or the environment the trace is
+ * of when it is another's. The first step must be the reset observation (no action). */
+export function parseTraceWith<F>(text: string, env: string, readStep: StepReader<F>): Trace<F> {
   const lines = text
     .split(/\r?\n/)
     .map((line, i) => ({ line: line.trim(), no: i + 1 }))
@@ -72,16 +90,20 @@ export function parseTrace(text: string): Trace {
       unknown
     >,
   };
-  const frames: Frame[] = [];
+  if (header.env !== env) {
+    throw new TraceError(`this is a trace of the ${header.env} environment; open it in that environment's Glass Box (this one shows ${env})`);
+  }
+  const frames: F[] = [];
   let footer: TraceFooter | null = null;
   for (const { line, no } of lines.slice(1)) {
     const entry = parseLine(line, no);
     if (footer !== null) throw new TraceError(`line ${no}: content after the footer`);
     if (entry.type === "step") {
+      if (frames.length === 0 && entry.action !== null && entry.action !== undefined) {
+        throw new TraceError("the first step must be the reset observation (no action)");
+      }
       try {
-        const action = normaliseAction(entry.action, `line ${no}`);
-        const observation = normaliseObservation(entry.observation, `line ${no}: observation`);
-        frames.push({ index: frames.length, action, actor: action ? "trace" : "reset", observation });
+        frames.push(readStep(entry, `line ${no}`, frames.length));
       } catch (err) {
         if (err instanceof PayloadError) throw new TraceError(err.message);
         throw err;
@@ -98,8 +120,5 @@ export function parseTrace(text: string): Trace {
     }
   }
   if (frames.length === 0) throw new TraceError("the trace has no steps");
-  if (frames[0]?.action !== null) {
-    throw new TraceError("the first step must be the reset observation (no action)");
-  }
   return { header, frames, footer };
 }

@@ -99,15 +99,19 @@ export interface Frame {
   observation: Observation;
 }
 
-/** `POST /reset`, `POST /step` and `POST /episodes/{id}/agent-step` responses. */
+/** `POST /reset`, `POST /step` and `POST /episodes/{id}/agent-step` responses, for any
+ * environment (each environment's frame reader validates `observation`). An agent step also
+ * carries the action the built-in agent chose and, when that agent exposes one, its `insight`
+ * (what it believes, e.g. the committee heuristic's regime belief). */
 export interface Envelope {
   episode_id: string;
-  observation: Omit<Observation, "reward" | "done">;
+  observation: JsonObject;
   reward: number | null;
   done: boolean;
   metadata: ObservationMetadata | null;
-  action?: Action;
+  action?: JsonObject;
   policy?: string;
+  insight?: JsonObject | null;
 }
 
 export interface RedFlag {
