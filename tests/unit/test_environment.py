@@ -16,7 +16,12 @@ from memex.graders.shaping import (
     PAGE_FAULT_PENALTY,
     REDUNDANT_CALL_PENALTY,
 )
-from memex.graders.terminal import FALSE_NEGATIVE_SCORE, FALSE_POSITIVE_SCORE
+from memex.graders.terminal import (
+    FALSE_NEGATIVE_SCORE,
+    FALSE_POSITIVE_SCORE,
+    RUBRIC_WEIGHT,
+    SAR_WEIGHTS,
+)
 from memex.models import MemexAction
 from memex.server.app import create_memex_app
 from memex.server.environment import MemexEnvironment
@@ -305,7 +310,7 @@ def test_terminal_reward_is_the_terminal_score_alone_and_return_is_the_sum(env):
     assert final.metadata["episode_return"] == pytest.approx(env.state.total_reward)
     assert env.state.total_reward == pytest.approx(
         terminal["score"] + sum(rewards) + 4 * ACTION_COST)  # + one write, three loads
-    assert terminal["outcome"] == "TP" and -1.0 <= terminal["score"] <= 1.0
+    assert terminal["outcome"] == "TP" and 0.0 <= terminal["score"] <= 1.0
 
 
 def test_score_breakdown_appears_only_in_the_final_observation(env):
@@ -315,7 +320,7 @@ def test_score_breakdown_appears_only_in_the_final_observation(env):
         assert "terminal" not in obs.metadata and obs.metadata == {}
     final = _oracle_sar(env, case)
     assert set(final.metadata["terminal"]["components"]) == {
-        "decision", "subjects", "findings", "typology", "citations", "efficiency"}
+        "decision", "subjects", "findings", "typology", "citations", "efficiency", "text"}
 
 
 def test_citations_count_only_when_loaded(env):
@@ -324,7 +329,8 @@ def test_citations_count_only_when_loaded(env):
     env2 = MemexEnvironment()
     _, case2 = start(env2, kind="structuring", seed=3)
     unloaded = _oracle_sar(env2, case2, load=False).metadata["terminal"]["components"]
-    assert loaded == pytest.approx(0.15) and unloaded["citations"] == 0.0
+    assert loaded == pytest.approx(SAR_WEIGHTS["citations"] * (1 - RUBRIC_WEIGHT))
+    assert unloaded["citations"] == 0.0
 
 
 def test_findings_count_only_with_evidence_kept_on_disk(env):
