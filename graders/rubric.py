@@ -83,7 +83,6 @@ _AMOUNT_RE = re.compile(
     r"(?!\s?%|\s?percent|[\w,]*\d)", re.I)
 _MULTIPLIERS = {"k": 1e3, "thousand": 1e3, "m": 1e6, "mn": 1e6, "million": 1e6, "bn": 1e9,
                 "billion": 1e9}
-_DATE_VALUE = re.compile(r"^(\d{4}-\d{2}-\d{2})")
 
 
 @dataclass(frozen=True)
@@ -130,29 +129,35 @@ def read_text(text: str) -> Facts:
 
 # ---- what the case's records hold ----------------------------------------------------------
 
-def _records(obj: object) -> Iterator[tuple[str, BaseModel]]:
-    """Every record (a model with an `id`) inside `obj`, nested ones included."""
-    if isinstance(obj, BaseModel):
-        if isinstance(getattr(obj, "id", None), str):
-            yield obj.id, obj
-        for value in vars(obj).values():
-            yield from _records(value)
-    elif isinstance(obj, tuple | list):
-        for item in obj:
-            yield from _records(item)
+def _records(public: PublicCase) -> dict[str, BaseModel]:
+    """Every record of the case (a model with an `id`) by ID: the case's record lists, the
+    alert, and the records nested one level down (a source of funds' documents)."""
+    table: dict[str, BaseModel] = {}
+    for value in vars(public).values():
+        items = value if type(value) is tuple else (value,)
+        for item in items:
+            if not isinstance(item, BaseModel):
+                continue
+            table[item.id] = item
+            for nested in vars(item).values():
+                if type(nested) is tuple and nested and isinstance(nested[0], BaseModel) \
+                        and isinstance(getattr(nested[0], "id", None), str):
+                    table.update((n.id, n) for n in nested)
+    return table
 
 
 def _values(obj: object) -> Iterator[object]:
     """The scalar values of one record, its unnamed sub-models and dicts included (a nested
     record is a record of its own)."""
     for value in vars(obj).values():
-        if isinstance(value, BaseModel):
-            if not isinstance(getattr(value, "id", None), str):
-                yield from _values(value)
-        elif isinstance(value, dict):
-            yield from value.values()
-        elif isinstance(value, tuple | list):
+        kind = type(value)
+        if kind is tuple or kind is list:
             yield from (v for v in value if not isinstance(v, BaseModel))
+        elif kind is dict:
+            yield from value.values()
+        elif isinstance(value, BaseModel):
+            if "id" not in vars(value):
+                yield from _values(value)
         else:
             yield value
 
@@ -174,18 +179,20 @@ def record_facts(public: PublicCase, seen: frozenset[str]) -> RecordFacts:
     alert_records = {alert.id, *alert.transaction_ids}
     names: dict[str, str] = {}
     buckets = {True: (set(), set()), False: (set(), set())}  # is-alert -> (numbers, dates)
-    for rid, record in _records(public):
-        if rid not in seen:
+    table = _records(public)
+    for rid in sorted(seen):
+        record = table.get(rid)
+        if record is None:
             continue
         numbers, dates = buckets[rid in alert_records]
         for value in _values(record):
-            if isinstance(value, bool):
-                continue
-            if isinstance(value, int | float):
+            kind = type(value)
+            if kind is float or kind is int:
                 numbers.add(float(value))
-            elif isinstance(value, str) and (m := _DATE_VALUE.match(value)):
-                dates.add(m[1])
-        name = getattr(record, "name", None)
+            elif kind is str and len(value) >= 10 and value[4] == "-" and value[7] == "-" \
+                    and value[:4].isdigit():
+                dates.add(value[:10])
+        name = vars(record).get("name")
         if rid.startswith("ENT-") and isinstance(name, str):
             names[rid] = " ".join(name.lower().split())
     (an, ad), (on, od) = buckets[True], buckets[False]
