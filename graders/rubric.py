@@ -35,6 +35,7 @@ Rules that keep it honest:
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import chain
@@ -123,8 +124,12 @@ def read_text(text: str) -> Facts:
         scale = _MULTIPLIERS[m["mult"].lower()] if m["mult"] else 1.0
         half_unit = 0.5 * 10 ** -len(m["dec"] or "") * scale
         amounts.append((value * scale, half_unit + 1e-6))
-    lowered = " ".join(re.sub(r"[_\-]", " ", text.lower()).split())
-    return Facts(ids, tuple(amounts), frozenset(dates), lowered)
+    return Facts(ids, tuple(amounts), frozenset(dates), _normal(text))
+
+
+def _normal(text: str) -> str:
+    """Lower case, "_" and "-" read as spaces, runs of spaces as one."""
+    return " ".join(text.lower().replace("_", " ").replace("-", " ").split())
 
 
 # ---- what the case's records hold ----------------------------------------------------------
@@ -167,10 +172,10 @@ class RecordFacts:
     """The amounts, dates and names of the records the agent saw, split into the alert's own
     facts and the rest."""
 
-    names: dict[str, str]  # entity ID -> lower-case name
-    numbers: frozenset[float]
+    names: dict[str, str]  # entity ID -> name, as `_normal` reads it
+    numbers: tuple[float, ...]  # sorted
     dates: frozenset[str]
-    alert_numbers: frozenset[float]
+    alert_numbers: tuple[float, ...]  # sorted
     alert_dates: frozenset[str]
 
 
@@ -194,14 +199,17 @@ def record_facts(public: PublicCase, seen: frozenset[str]) -> RecordFacts:
                 dates.add(value[:10])
         name = vars(record).get("name")
         if rid.startswith("ENT-") and isinstance(name, str):
-            names[rid] = " ".join(name.lower().split())
+            names[rid] = _normal(name)
     (an, ad), (on, od) = buckets[True], buckets[False]
-    return RecordFacts(names, frozenset(on), frozenset(od), frozenset(an), frozenset(ad))
+    return RecordFacts(names, tuple(sorted(on)), frozenset(od), tuple(sorted(an)),
+                       frozenset(ad))
 
 
-def _matches(amount: tuple[float, float], numbers: frozenset[float]) -> bool:
+def _matches(amount: tuple[float, float], numbers: tuple[float, ...]) -> bool:
+    """Whether a sorted tuple of numbers holds one within the amount's tolerance."""
     value, tolerance = amount
-    return any(abs(value - n) <= tolerance for n in numbers)
+    i = bisect_left(numbers, value - tolerance)
+    return i < len(numbers) and numbers[i] <= value + tolerance
 
 
 def _share(found: list[tuple[bool, bool]]) -> float:
