@@ -21,8 +21,11 @@ from memex.graders.terminal import (
     FALSE_POSITIVE_SCORE,
     RUBRIC_WEIGHT,
     SAR_WEIGHTS,
+    SCORE_MAX,
+    SCORE_MIN,
 )
 from memex.models import MemexAction
+from memex.scenarios import DEFAULT_BENIGN_SHARE
 from memex.server.app import create_memex_app
 from memex.server.environment import MemexEnvironment
 from memex.server.tools import TOOL_NAMES, TOOLS, Toolkit, prompt_tool_list
@@ -341,6 +344,20 @@ def test_findings_count_only_with_evidence_kept_on_disk(env):
     not_on_disk = _oracle_sar(env2, case2, write=False).metadata["terminal"]["components"]
     assert on_disk["findings"] > 0.0 and not_on_disk["findings"] == 0.0
     assert not_on_disk["typology"] == 0.0 and not_on_disk["efficiency"] == 0.0
+
+
+def test_no_verdict_free_policy_can_expect_a_positive_score_on_the_default_mix():
+    """A correct decision scores at most SCORE_MAX, so always filing and always closing are
+    bounded by the mix and the two costs alone, whatever the world; the costs beat the bound
+    with a margin (docs/scoring.md)."""
+    b = DEFAULT_BENIGN_SHARE
+    assert b > 0.5  # most alerts are false positives
+    always_file = (1 - b) * SCORE_MAX + b * FALSE_POSITIVE_SCORE
+    always_close = b * SCORE_MAX + (1 - b) * FALSE_NEGATIVE_SCORE
+    assert always_file <= -0.1 and always_close <= -0.1, (always_file, always_close)
+    assert abs(FALSE_POSITIVE_SCORE) >= 1.25 * (1 - b) / b * SCORE_MAX
+    assert abs(FALSE_NEGATIVE_SCORE) >= 1.25 * b / (1 - b) * SCORE_MAX
+    assert SCORE_MIN == FALSE_NEGATIVE_SCORE < FALSE_POSITIVE_SCORE < 0
 
 
 def test_wrong_decisions_and_timeouts(env):
