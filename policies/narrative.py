@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from memex.envkit.declarations import MAX_ARG_CHARS
 from memex.models import MemexObservation
 from memex.scenarios.ids import ID_PATTERN
 
@@ -90,7 +91,7 @@ def sar_narrative(notes: CaseNotes, subjects: list[str], typology: str,
         text += f" Evidence: {facts or ', '.join(evidence_ids[:MAX_QUOTED])}."
     if why:
         text += f" {why}"
-    return text
+    return text[:MAX_ARG_CHARS]
 
 
 def close_reason(notes: CaseNotes, explanation_ids: list[str], alerted: list[str],
@@ -102,4 +103,4 @@ def close_reason(notes: CaseNotes, explanation_ids: list[str], alerted: list[str
         text += f" Explained by {facts or ', '.join(explanation_ids[:MAX_QUOTED])}."
     if why:
         text += f" {why}"
-    return text
+    return text[:MAX_ARG_CHARS]

@@ -11,11 +11,14 @@ from itertools import chain
 
 import pytest
 
+from memex.adapter import ADAPTER
+from memex.envkit.episodes import LocalSession
 from memex.graders.decision import Decision
 from memex.graders.rubric import explanation_ids, read_text, score_text
 from memex.graders.terminal import RUBRIC_WEIGHT, Evidence, score_decision
 from memex.models import MemexAction
-from memex.scenarios import CaseSpec, build
+from memex.policies.oracle import Oracle
+from memex.scenarios import KINDS, SPLITS, CaseSpec, build
 from memex.server.case_index import CaseIndex
 from memex.server.environment import MemexEnvironment
 from memex.server.tools import Toolkit
@@ -211,3 +214,18 @@ def test_the_rubric_weighs_only_a_correct_decision_and_only_the_final_observatio
         "subjects": [subject], "typology": SAR_KIND, "findings": [], "cited_sections": [],
         "narrative": f"Subject {subject}. Suspected trade based."}))
     assert final.done and "text" in final.metadata["terminal"]["components"]
+
+
+def test_a_narrative_written_from_the_records_seen_scores_on_every_kind():
+    """The oracle writes its narrative and reason from its observations alone
+    (`policies.narrative`): on every kind the rubric finds the facts it quoted."""
+    env = MemexEnvironment()
+    scores = []
+    for i, kind in enumerate(KINDS):
+        for difficulty in ("easy", "hard"):
+            episode = ADAPTER.play(LocalSession(env), Oracle(), CaseSpec(
+                seed=SPLITS["test"].start + i, difficulty=difficulty, kind=kind).episode())
+            terminal = episode.final.metadata["terminal"]
+            assert terminal["outcome"] in ("TP", "TN"), (kind, difficulty)
+            scores.append(terminal["measures"]["text_rubric"])
+    assert min(scores) >= 0.5 and sum(scores) / len(scores) >= 0.8, scores
