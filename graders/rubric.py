@@ -169,10 +169,9 @@ def _values(obj: object) -> Iterator[object]:
 
 @dataclass(frozen=True)
 class RecordFacts:
-    """The amounts, dates and names of the records the agent saw, split into the alert's own
-    facts and the rest."""
+    """The amounts and dates of the records the agent saw, split into the alert's own facts
+    and the rest."""
 
-    names: dict[str, str]  # entity ID -> name, as `_normal` reads it
     numbers: tuple[float, ...]  # sorted
     dates: frozenset[str]
     alert_numbers: tuple[float, ...]  # sorted
@@ -182,7 +181,6 @@ class RecordFacts:
 def record_facts(public: PublicCase, seen: frozenset[str]) -> RecordFacts:
     alert = public.alert
     alert_records = {alert.id, *alert.transaction_ids}
-    names: dict[str, str] = {}
     buckets = {True: (set(), set()), False: (set(), set())}  # is-alert -> (numbers, dates)
     table = _records(public)
     for rid in sorted(seen):
@@ -197,12 +195,8 @@ def record_facts(public: PublicCase, seen: frozenset[str]) -> RecordFacts:
             elif kind is str and len(value) >= 10 and value[4] == "-" and value[7] == "-" \
                     and value[:4].isdigit():
                 dates.add(value[:10])
-        name = vars(record).get("name")
-        if rid.startswith("ENT-") and isinstance(name, str):
-            names[rid] = _normal(name)
     (an, ad), (on, od) = buckets[True], buckets[False]
-    return RecordFacts(names, tuple(sorted(on)), frozenset(od), tuple(sorted(an)),
-                       frozenset(ad))
+    return RecordFacts(tuple(sorted(on)), frozenset(od), tuple(sorted(an)), frozenset(ad))
 
 
 def _matches(amount: tuple[float, float], numbers: tuple[float, ...]) -> bool:
@@ -222,17 +216,21 @@ def _share(found: list[tuple[bool, bool]]) -> float:
     return matched / len(found) * (1.0 if other else ALERT_FACT_CREDIT)
 
 
-def what_when(facts: Facts, known: RecordFacts) -> tuple[float, float]:
+def what_when(facts: Facts, public: PublicCase, seen: frozenset[str]) -> tuple[float, float]:
+    """`what` and `when` of a text (the records are read only when it quotes a fact)."""
+    if not (facts.amounts or facts.dates):
+        return 0.0, 0.0
+    known = record_facts(public, seen)
     what = _share([(_matches(a, known.numbers), _matches(a, known.alert_numbers))
                    for a in facts.amounts])
     when = _share([(d in known.dates, d in known.alert_dates) for d in sorted(facts.dates)])
     return what, when
 
 
-def _named(entity_id: str, facts: Facts, known: RecordFacts) -> bool:
+def _named(entity_id: str, facts: Facts, names: dict[str, str]) -> bool:
     if entity_id in facts.ids:
         return True
-    name = known.names.get(entity_id)
+    name = names.get(entity_id)
     return bool(name) and re.search(rf"(?<!\w){re.escape(name)}(?!\w)", facts.lowered) is not None
 
 
@@ -260,11 +258,11 @@ def _alert_ids(public: PublicCase) -> set[str]:
 def score_sar_narrative(truth: GroundTruth, decision: Decision, public: PublicCase,
                         seen: frozenset[str]) -> RubricScore:
     facts = read_text(decision.text)
-    known = record_facts(public, seen)
     subjects = set(truth.subject_ids)
-    who = (sum(_named(s, facts, known) for s in subjects if s in seen) / len(subjects)
+    names = {e.id: _normal(e.name) for e in public.entities if e.id in subjects}
+    who = (sum(_named(s, facts, names) for s in subjects if s in seen) / len(subjects)
            if subjects else 0.0)
-    what, when = what_when(facts, known)
+    what, when = what_when(facts, public, seen)
     evidence = set(chain.from_iterable(truth.decisive_evidence))
     for flag in truth.red_flags:
         evidence |= {*flag.evidence_ids, *flag.carrier_ids}
@@ -281,10 +279,9 @@ def score_sar_narrative(truth: GroundTruth, decision: Decision, public: PublicCa
 def score_close_reason(truth: GroundTruth, decision: Decision, public: PublicCase,
                        seen: frozenset[str]) -> RubricScore:
     facts = read_text(decision.text)
-    known = record_facts(public, seen)
     cited = facts.ids - _alert_ids(public)
     explanation = _cited_share(cited, set(explanation_ids(truth) & seen))
-    what, when = what_when(facts, known)
+    what, when = what_when(facts, public, seen) if explanation else (0.0, 0.0)
     parts = {"explanation": explanation, "what": what, "when": when}
     total = explanation * (CLOSE_BASE + CLOSE_FACT_WEIGHT * (what + when))
     return RubricScore(round(total, 6), parts)
