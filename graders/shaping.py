@@ -11,7 +11,7 @@ evidence and citation components.
 | async timeout (polling a trace before it is ready) | -0.05 |
 
 So a non-terminal step's reward lies in [-0.24, -0.005]. The terminal step's reward is the
-terminal score alone, in [-1, 1] (see `graders.terminal`).
+terminal score alone, in [-4.5, 1] (see `graders.terminal`).
 """
 
 from __future__ import annotations

@@ -1,12 +1,20 @@
-"""The terminal score: how good the final decision is, in [-1, 1], paid only for evidence.
+"""The terminal score: how good the final decision is, in [-4.5, 1], paid only for evidence.
 
 | outcome | score |
 |---|---|
-| false negative (closed a suspicious alert) | -1.0 (worst) |
-| false positive (SAR on an explained alert) | -0.7 |
-| timeout (no decision within the step budget) | worst wrong decision for the case (-1.0 or -0.7) |
-| true positive (SAR on a suspicious alert) | sum of the SAR components below, in [0, 1] |
-| true negative (closed an explained alert) | sum of the closure components below, in [0, 1] |
+| false negative (closed a suspicious alert) | -4.5 (worst) |
+| false positive (SAR on an explained alert) | -0.5 |
+| timeout (no decision within the step budget) | worst wrong decision for the case (-4.5 or -0.5) |
+| true positive (SAR on a suspicious alert) | 0.95 x SAR components + 0.05 x text, in [0, 1] |
+| true negative (closed an explained alert) | 0.95 x closure components + 0.05 x text, in [0, 1] |
+
+**Costs.** On the default class mix (`scenarios.generator.DEFAULT_BENIGN_SHARE`, 3 benign alerts
+in 4) no verdict-free policy can have a positive expected score, whatever it investigates and
+however well it writes: always filing earns at most 1 on a quarter of the cases and pays 0.5 on
+three quarters (at most -0.125 a case); always closing earns at most 1 on three quarters and
+pays 4.5 on a quarter (at most -0.375). The bounds the costs must beat are 1/3 and 3; both are
+beaten by a factor of 1.5, a margin for what the world's changes do to the mix. A missed
+laundering case costs 9 times a needless SAR (docs/scoring.md gives the reasoning).
 
 | component | SAR weight | closure weight | how it is earned |
 |---|---|---|---|
@@ -16,6 +24,10 @@
 | typology | 0.10 | - | if right and at least one finding is valid |
 | citations | 0.15 | 0.25 | x F1 of cited vs justifying sections (valid only while loaded) |
 | efficiency | 0.05 | 0.15 | x unused share of the step budget, x `e` |
+
+**Text** (`graders.rubric`, weight `RUBRIC_WEIGHT` of a correct decision's score): the SAR
+narrative's who, what, when, where and why, or the close reason's explanation, checked against
+the records the agent saw. A wrong decision's text is not scored: its cost is the whole score.
 
 **Evidence share `e`.** Every case's truth names the cross-check views that decide it
 (`GroundTruth.decisive_evidence`: for a benign case the explanation — the history with the same
@@ -38,14 +50,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from memex.graders.decision import Decision
+from memex.graders.rubric import score_text
+from memex.scenarios.model import PublicCase
 from memex.scenarios.truth import GroundTruth
 
-SCORE_MIN, SCORE_MAX = -1.0, 1.0
-FALSE_NEGATIVE_SCORE = -1.0
-FALSE_POSITIVE_SCORE = -0.7
+FALSE_NEGATIVE_SCORE = -4.5
+FALSE_POSITIVE_SCORE = -0.5
+SCORE_MIN, SCORE_MAX = FALSE_NEGATIVE_SCORE, 1.0
 SAR_WEIGHTS = {"decision": 0.30, "subjects": 0.15, "findings": 0.25, "typology": 0.10,
                "citations": 0.15, "efficiency": 0.05}
 CLOSE_WEIGHTS = {"decision": 0.60, "citations": 0.25, "efficiency": 0.15}
+# The text rubric's share of a correct decision's score (`graders.rubric`); the components
+# above share the rest in their proportions.
+RUBRIC_WEIGHT = 0.05
 
 
 @dataclass(frozen=True)
@@ -103,7 +120,23 @@ def valid_finding_codes(truth: GroundTruth, decision: Decision, ev: Evidence) ->
     return valid
 
 
-def score_decision(truth: GroundTruth, decision: Decision, ev: Evidence) -> TerminalScore:
+def _with_text(truth: GroundTruth, decision: Decision, ev: Evidence, public: PublicCase,
+               components: dict[str, float], measures: dict[str, float],
+               outcome: str) -> TerminalScore:
+    """The correct decision's score: its components at `1 - RUBRIC_WEIGHT`, the text rubric at
+    `RUBRIC_WEIGHT`."""
+    rubric = score_text(truth, decision, public, ev.seen)
+    components = {k: v * (1.0 - RUBRIC_WEIGHT) for k, v in components.items()}
+    components["text"] = RUBRIC_WEIGHT * rubric.total
+    measures.update({f"text_{part}": value for part, value in rubric.parts.items()},
+                    text_rubric=rubric.total)
+    return TerminalScore(round(sum(components.values()), 6), outcome, components, measures)
+
+
+def score_decision(truth: GroundTruth, decision: Decision, ev: Evidence,
+                   public: PublicCase) -> TerminalScore:
+    """Score a decision; `public` is the case's public side, whose records the text rubric
+    checks the narrative or reason against (only those in `ev.seen`)."""
     filed = decision.action == "file_sar"
     if filed and not truth.suspicious:
         return TerminalScore(FALSE_POSITIVE_SCORE, "FP", {"decision": FALSE_POSITIVE_SCORE})
@@ -123,7 +156,7 @@ def score_decision(truth: GroundTruth, decision: Decision, ev: Evidence) -> Term
         w = CLOSE_WEIGHTS
         components = {"decision": w["decision"] * share, "citations": w["citations"] * cite,
                       "efficiency": w["efficiency"] * efficiency}
-        return TerminalScore(round(sum(components.values()), 6), "TN", components, measures)
+        return _with_text(truth, decision, ev, public, components, measures, "TN")
 
     w = SAR_WEIGHTS
     named = set(decision.subjects)
@@ -144,4 +177,4 @@ def score_decision(truth: GroundTruth, decision: Decision, ev: Evidence) -> Term
         findings_recall=len(valid) / len(truth.red_flags) if truth.red_flags else 0.0,
         subjects_precision=subject_hits / len(named) if named else 0.0,
         subjects_recall=subject_hits / len(set(truth.subject_ids)) if truth.subject_ids else 0.0)
-    return TerminalScore(round(sum(components.values()), 6), "TP", components, measures)
+    return _with_text(truth, decision, ev, public, components, measures, "TP")

@@ -12,7 +12,9 @@ anyway.
 
 from __future__ import annotations
 
+from memex.graders.rubric import explanation_ids
 from memex.models import MemexAction
+from memex.policies.narrative import CaseNotes, close_reason, sar_narrative
 from memex.policies.scripted import ScriptedPolicy, act, seen_ids
 
 # Calls a record type costs to reveal (alert records are free); cheaper views are preferred.
@@ -30,6 +32,8 @@ class Oracle(ScriptedPolicy):
     def script(self, obs):
         truth = self.case.truth
         self.obs = obs
+        self.notes = CaseNotes()
+        self.notes.read(obs)
         self.alert_ids = set(obs.context.ram[-1].ids)
         self.seen = set(seen_ids(obs)) | self.alert_ids
         self.disk: set[str] = set()
@@ -81,20 +85,26 @@ class Oracle(ScriptedPolicy):
             yield from self._step(act("update_system_prompt", section_id=sid))
         yield from self._flush(everything=True)
         cited = list(truth.justifying_sections)
+        alerted = list(self.case.public.alert.transaction_ids)
         if not truth.suspicious:
-            yield act("close_alert", reason="Explained by documented facts.", cited_sections=cited)
+            explained = sorted(explanation_ids(truth) & self.seen - self.alert_ids)
+            yield act("close_alert", cited_sections=cited,
+                      reason=close_reason(self.notes, explained, alerted))
             return
         findings = [{"code": code, "evidence_ids": [c]} for code, c in carriers.items()
                     if c in self.disk]
-        yield act("file_sar", subjects=[s for s in truth.subject_ids if s in self.seen],
-                  typology=truth.typology, findings=findings, cited_sections=cited,
-                  narrative="Per ground truth.")
+        subjects = [s for s in truth.subject_ids if s in self.seen]
+        yield act("file_sar", subjects=subjects, typology=truth.typology, findings=findings,
+                  cited_sections=cited, narrative=sar_narrative(
+                      self.notes, subjects, truth.typology,
+                      [c for f in findings for c in f["evidence_ids"]], alerted))
 
     # ---- stepping ---------------------------------------------------------------------------
     def _step(self, action: MemexAction):
         """One action; then, if a pending carrier sits only in the page the next action would
         evict from RAM, write every resident pending carrier to disk."""
         self.obs = result = yield action
+        self.notes.read(self.obs)
         self.seen.update(seen_ids(self.obs))
         yield from self._flush()
         return result

@@ -4,14 +4,21 @@
 red-flag code and every seen ID; `tool_spam` repeats one cheap tool; `os_farming` farms the disk
 and the kernel, then files; `never_decide` investigates plausibly into the timeout; `random`
 picks tools and arguments at random from what the observation shows.
+
+The verdict-free probes decide without weighing anything: `always_sar` and `always_close` at
+step 1, `investigate_then_sar` and `investigate_then_close` after the heuristic's whole
+investigation, with its findings, subjects and sections and a well-formed narrative or reason.
+On the default class mix none of them may have a positive mean return (`docs/scoring.md`).
 """
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from memex.envkit.policy import SeededPolicy
+from memex.envkit.policy import Policy, SeededPolicy
 from memex.models import TOOL_NAMES, MemexAction, MemexObservation
+from memex.policies.heuristic import Heuristic
+from memex.policies.narrative import CaseNotes, close_reason, sar_narrative
 from memex.policies.scripted import ScriptedPolicy, act, seen_ids
 from memex.scenarios import vocab
 from memex.scenarios.manual import RED_FLAG_CODES, SECTIONS
@@ -138,3 +145,50 @@ class RandomPolicy(SeededPolicy[MemexObservation, MemexAction]):
             "close_alert": lambda: {"reason": "random", "cited_sections": []},
         }.get(tool, dict)()
         return MemexAction(tool=tool, arguments=args)
+
+
+class InvestigateThen(Policy[MemexObservation, MemexAction]):
+    """Verdict-free: runs the heuristic's whole investigation, then always takes `verdict`,
+    with the heuristic's subjects, findings and sections where it reached the same verdict and
+    a well-formed narrative or reason (`policies.narrative`) either way."""
+
+    verdict: ClassVar[str]
+
+    def reset(self, obs: MemexObservation, case: Any = None) -> None:
+        self.inner = Heuristic()
+        self.inner.reset(obs, case=None)
+        self.alert = obs.result
+        self.notes = CaseNotes()
+
+    def act(self, obs: MemexObservation) -> MemexAction:
+        self.notes.read(obs)
+        action = self.inner.act(obs)
+        if action.tool not in ("file_sar", "close_alert"):
+            return action
+        args = action.arguments
+        alerted = [t["id"] for t in self.alert["transactions"]]
+        subject = self.alert["subject"]["entity_id"]
+        if self.verdict == "close_alert":
+            own = args.get("reason", "") if action.tool == "close_alert" else ""
+            return act("close_alert", cited_sections=args["cited_sections"],
+                       reason=close_reason(self.notes, self.notes.evidence(), alerted, own))
+        if action.tool == "file_sar":
+            evidence = [i for f in args["findings"] for i in f["evidence_ids"]]
+            return act("file_sar", **{**args, "narrative": sar_narrative(
+                self.notes, args["subjects"], args["typology"], evidence, alerted,
+                args["narrative"])})
+        typology = AlwaysSar.RULE_TYPOLOGY[self.alert["rule"]["code"]]
+        return act("file_sar", subjects=[subject], typology=typology, findings=[],
+                   cited_sections=args["cited_sections"],
+                   narrative=sar_narrative(self.notes, [subject], typology,
+                                           self.notes.evidence(), alerted))
+
+
+class InvestigateThenSar(InvestigateThen):
+    name = "investigate_then_sar"
+    verdict = "file_sar"
+
+
+class InvestigateThenClose(InvestigateThen):
+    name = "investigate_then_close"
+    verdict = "close_alert"

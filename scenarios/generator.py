@@ -60,7 +60,9 @@ KINDS: dict[str, KindSpec] = {
 SUSPICIOUS_KINDS = tuple(name for name, spec in KINDS.items() if spec.suspicious)
 BENIGN_KINDS = tuple(name for name, spec in KINDS.items() if not spec.suspicious)
 KIND_GROUPS = {"benign": BENIGN_KINDS, "suspicious": SUSPICIOUS_KINDS}
-DEFAULT_BENIGN_SHARE = 0.40
+# Most alerts of a real queue are false positives; 3 in 4 keeps a suspicious case in every 4
+# for an agent to learn from (docs/scoring.md: the costs are chosen against this mix).
+DEFAULT_BENIGN_SHARE = 0.75
 
 SPLITS: dict[str, range] = {
     "train": range(0, 1_000_000),

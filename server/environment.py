@@ -15,7 +15,7 @@ Actions
 Reward
     Each step's reward is that step's only; the episode return is their sum. Non-terminal steps
     carry small penalties (`graders.shaping`); the step that ends the episode carries the
-    terminal score in [-1, 1] (`graders.terminal`) and nothing else. Its components appear in
+    terminal score in [-4.5, 1] (`graders.terminal`) and nothing else. Its components appear in
     that final observation's `metadata["terminal"]`, never earlier.
 
 Episode end
@@ -59,7 +59,14 @@ from memex.envkit.mcp import DeclaredToolsMcp
 from memex.envkit.tasks import TaskSplits
 from memex.graders.decision import Decision
 from memex.graders.shaping import StepEvents
-from memex.graders.terminal import Evidence, TerminalScore, score_decision, timeout_score
+from memex.graders.terminal import (
+    SCORE_MAX,
+    SCORE_MIN,
+    Evidence,
+    TerminalScore,
+    score_decision,
+    timeout_score,
+)
 from memex.models import (
     ContextView,
     JobView,
@@ -252,7 +259,7 @@ class MemexEnvironment(DeclaredToolsMcp, TaskSplits,
             evidence = Evidence(seen=frozenset(os.seen), revealed=frozenset(os.revealed),
                                 on_disk=os.on_disk(), kernel=tuple(os.kernel),
                                 steps_used=os.step, step_budget=self._ix.case.step_budget)
-            score = score_decision(self._case.truth, result, evidence)
+            score = score_decision(self._case.truth, result, evidence, self._case.public)
             return self._finish(tool, {"decision": result.action, "score": score.total}, score,
                                 events, result.action)
         if result is not None:
@@ -311,7 +318,7 @@ class MemexEnvironment(DeclaredToolsMcp, TaskSplits,
         self._decision = decision
         meta = {"terminal": {"outcome": score.outcome, "score": score.total,
                              "components": score.components, "measures": score.measures,
-                             "range": [-1.0, 1.0]},
+                             "range": [SCORE_MIN, SCORE_MAX]},
                 "episode_return": round(self._return, 6)}
         return self._observe(tool, result, score.total, events, {"terminal": score.total},
                              error, done=True, metadata=meta)

@@ -2,10 +2,17 @@
 maximum; the heuristic solves the cases by cross-checking, not by reading the answer.
 
 Run over test-split seeds (`EPISODES_PER_DIFFICULTY` per difficulty, kinds sampled with the
-default 40% benign share), so the surface probes, which learn from the train split, meet cases
-they have not seen. The margin is 0.3 of mean episode return (15% of the terminal score's
-range [-1, 1]), on average and on every difficulty. The surface probes learn from
-`PROBE_TRAIN_CASES` train cases here (fewer than `make baselines` uses) to keep the test short.
+default benign share), so the surface probes, which learn from the train split, meet cases
+they have not seen. The margin is 0.3 of mean episode return (15% of the positive scores' range
+[-1, 1] before the outcome costs grew), on average and on every difficulty. The surface probes
+learn from `PROBE_TRAIN_CASES` train cases here (fewer than `make baselines` uses) to keep the
+test short.
+
+The verdict-free policies (always SAR, always close, each at step 1 or after the heuristic's whole
+investigation) must not have a positive mean return on the default class mix, over
+`VERDICT_FREE_SEEDS` x 3 difficulties test-split episodes, while the heuristic stays clearly
+positive: the costs of a false positive and a false negative are chosen for this
+(`graders.terminal`, docs/scoring.md), and this test re-checks the choice as the world changes.
 """
 
 from __future__ import annotations
@@ -14,17 +21,18 @@ import statistics
 
 import pytest
 
-from memex.adapter import POLICIES, PROBES
+from memex.adapter import POLICIES, PROBES, VERDICT_FREE
 from memex.audit import surface_probes
 from memex.evaluation.runs import run_episode
-from memex.graders.terminal import SCORE_MAX, SCORE_MIN
 from memex.policies.heuristic import Heuristic
 from memex.scenarios import KINDS, SPLITS
 from memex.server.environment import MemexEnvironment
 
 EPISODES_PER_DIFFICULTY = 70
 DIFFICULTIES = ("easy", "medium", "hard")
-PROBE_MARGIN = 0.15 * (SCORE_MAX - SCORE_MIN)
+PROBE_MARGIN = 0.3
+VERDICT_FREE_SEEDS = 120  # x 3 difficulties: 360 episodes per policy
+HEURISTIC_MIN_DEFAULT_MIX_RETURN = 0.5
 ORACLE_MIN_RETURN = 0.9
 HEURISTIC_MIN_ACCURACY = {"easy": 0.85, "hard": 0.75}
 PROBE_TRAIN_CASES = 150
@@ -93,6 +101,39 @@ def test_heuristic_decides_from_tool_results_alone():
             obs = env.step(policy.act(obs))
         outcomes.append(obs.metadata["terminal"]["outcome"])
     assert "timeout" not in outcomes and sum(o in ("TP", "TN") for o in outcomes) >= 8, outcomes
+
+
+@pytest.fixture(scope="module")
+def default_mix():
+    """Episode returns on the default class mix, per policy: the heuristic and the verdict-free
+    policies, each on the same test-split cases."""
+    env = MemexEnvironment()
+    seeds = range(SPLITS["test"].start + 1_000, SPLITS["test"].start + 1_000 + VERDICT_FREE_SEEDS)
+    return {name: [run_episode(POLICIES[name](), seed, d, env=env)
+                   for d in DIFFICULTIES for seed in seeds]
+            for name in ("heuristic", *VERDICT_FREE)}
+
+
+@pytest.mark.parametrize("policy", VERDICT_FREE)
+def test_no_verdict_free_policy_has_a_positive_mean_return_on_the_default_mix(policy, default_mix):
+    results = default_mix[policy]
+    assert len(results) >= 300
+    mean = statistics.mean(r.episode_return for r in results)
+    assert mean <= 0.0, (policy, mean)
+    heuristic = statistics.mean(r.episode_return for r in default_mix["heuristic"])
+    assert heuristic >= HEURISTIC_MIN_DEFAULT_MIX_RETURN, heuristic
+    assert heuristic - mean >= PROBE_MARGIN, (policy, heuristic, mean)
+
+
+def test_verdict_free_policies_investigate_as_much_as_the_heuristic(default_mix):
+    """The investigating ones are not blind: they take the heuristic's steps and decide right
+    whenever their verdict is the case's, with the heuristic's evidence."""
+    h = default_mix["heuristic"]
+    for name in ("investigate_then_sar", "investigate_then_close"):
+        probe = default_mix[name]
+        assert [r.steps for r in probe] == [r.steps for r in h]
+        verdict = "file_sar" if name.endswith("sar") else "close_alert"
+        assert all(r.decision == verdict for r in probe)
 
 
 def test_blind_sar_does_not_score_the_maximum():

@@ -16,8 +16,16 @@ from memex.graders.shaping import (
     PAGE_FAULT_PENALTY,
     REDUNDANT_CALL_PENALTY,
 )
-from memex.graders.terminal import FALSE_NEGATIVE_SCORE, FALSE_POSITIVE_SCORE
+from memex.graders.terminal import (
+    FALSE_NEGATIVE_SCORE,
+    FALSE_POSITIVE_SCORE,
+    RUBRIC_WEIGHT,
+    SAR_WEIGHTS,
+    SCORE_MAX,
+    SCORE_MIN,
+)
 from memex.models import MemexAction
+from memex.scenarios import DEFAULT_BENIGN_SHARE
 from memex.server.app import create_memex_app
 from memex.server.environment import MemexEnvironment
 from memex.server.tools import TOOL_NAMES, TOOLS, Toolkit, prompt_tool_list
@@ -305,7 +313,7 @@ def test_terminal_reward_is_the_terminal_score_alone_and_return_is_the_sum(env):
     assert final.metadata["episode_return"] == pytest.approx(env.state.total_reward)
     assert env.state.total_reward == pytest.approx(
         terminal["score"] + sum(rewards) + 4 * ACTION_COST)  # + one write, three loads
-    assert terminal["outcome"] == "TP" and -1.0 <= terminal["score"] <= 1.0
+    assert terminal["outcome"] == "TP" and 0.0 <= terminal["score"] <= 1.0
 
 
 def test_score_breakdown_appears_only_in_the_final_observation(env):
@@ -315,7 +323,7 @@ def test_score_breakdown_appears_only_in_the_final_observation(env):
         assert "terminal" not in obs.metadata and obs.metadata == {}
     final = _oracle_sar(env, case)
     assert set(final.metadata["terminal"]["components"]) == {
-        "decision", "subjects", "findings", "typology", "citations", "efficiency"}
+        "decision", "subjects", "findings", "typology", "citations", "efficiency", "text"}
 
 
 def test_citations_count_only_when_loaded(env):
@@ -324,7 +332,8 @@ def test_citations_count_only_when_loaded(env):
     env2 = MemexEnvironment()
     _, case2 = start(env2, kind="structuring", seed=3)
     unloaded = _oracle_sar(env2, case2, load=False).metadata["terminal"]["components"]
-    assert loaded == pytest.approx(0.15) and unloaded["citations"] == 0.0
+    assert loaded == pytest.approx(SAR_WEIGHTS["citations"] * (1 - RUBRIC_WEIGHT))
+    assert unloaded["citations"] == 0.0
 
 
 def test_findings_count_only_with_evidence_kept_on_disk(env):
@@ -335,6 +344,20 @@ def test_findings_count_only_with_evidence_kept_on_disk(env):
     not_on_disk = _oracle_sar(env2, case2, write=False).metadata["terminal"]["components"]
     assert on_disk["findings"] > 0.0 and not_on_disk["findings"] == 0.0
     assert not_on_disk["typology"] == 0.0 and not_on_disk["efficiency"] == 0.0
+
+
+def test_no_verdict_free_policy_can_expect_a_positive_score_on_the_default_mix():
+    """A correct decision scores at most SCORE_MAX, so always filing and always closing are
+    bounded by the mix and the two costs alone, whatever the world; the costs beat the bound
+    with a margin (docs/scoring.md)."""
+    b = DEFAULT_BENIGN_SHARE
+    assert b > 0.5  # most alerts are false positives
+    always_file = (1 - b) * SCORE_MAX + b * FALSE_POSITIVE_SCORE
+    always_close = b * SCORE_MAX + (1 - b) * FALSE_NEGATIVE_SCORE
+    assert always_file <= -0.1 and always_close <= -0.1, (always_file, always_close)
+    assert abs(FALSE_POSITIVE_SCORE) >= 1.25 * (1 - b) / b * SCORE_MAX
+    assert abs(FALSE_NEGATIVE_SCORE) >= 1.25 * b / (1 - b) * SCORE_MAX
+    assert SCORE_MIN == FALSE_NEGATIVE_SCORE < FALSE_POSITIVE_SCORE < 0
 
 
 def test_wrong_decisions_and_timeouts(env):
