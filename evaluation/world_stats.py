@@ -26,7 +26,7 @@ from tqdm import tqdm
 
 from memex.scenarios import vocab
 from memex.scenarios.case import Case
-from memex.scenarios.difficulty import ALERT_WINDOW_DAYS
+from memex.scenarios.difficulty import ALERT_WINDOW_DAYS, KNOBS
 from memex.scenarios.generator import SPLITS, generate
 from memex.scenarios.manual import (
     ELDER_ACTIVITY_MULTIPLE,
@@ -243,19 +243,16 @@ def _elder_rule_met(s: Sample) -> bool:
 
 
 def _elder_prior_matches_ledger(s: Sample) -> bool:
-    """The alert's prior monthly average is the ledger's, over the history before the window
+    """The alert's prior monthly average is the ledger's over the history before the window
     (within 5 percent)."""
     account = _subject_account(s)
-    start = date.fromisoformat(s.public.as_of).toordinal() - ALERT_WINDOW_DAYS
-    before = [t for t in s.public.transactions if t.from_account == account
-              and date.fromisoformat(t.timestamp[:10]).toordinal() <= start]
-    if not before:
-        return False
-    first = min(date.fromisoformat(t.timestamp[:10]).toordinal() for t in before)
-    months = max(1.0, (start - first + 1) / 30)
-    ledger = sum(t.amount_usd for t in before) / months
+    cutoff = date.fromordinal(date.fromisoformat(s.public.as_of).toordinal()
+                              - ALERT_WINDOW_DAYS).isoformat()
+    before = sum(t.amount_usd for t in s.public.transactions
+                 if t.from_account == account and t.timestamp[:10] < cutoff)
+    ledger = before / (KNOBS[s.public.difficulty].history_days / 30)
     figure = s.public.alert.figures["prior_monthly_outgoing_usd"]
-    return abs(figure - ledger) <= 0.05 * ledger
+    return ledger > 0 and abs(figure - ledger) <= 0.05 * ledger
 
 
 def _retiree(s: Sample) -> bool:

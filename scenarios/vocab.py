@@ -68,6 +68,14 @@ SHELL_BUSINESS_TYPES = (
     "business advisory services", "import and export",
 )
 
+# Companies that hold assets rather than trade: no staff, or a handful, is normal for them.
+HOLDING_BUSINESS_TYPES = frozenset(SHELL_BUSINESS_TYPES) | {
+    "private investment company", "residential property holding", "real-estate investment",
+    "family holding company"}
+# Annual sales per employee of an operating small business, order of magnitude (US Census
+# Bureau, Statistics of U.S. Businesses: receipts over paid employees, most sectors).
+SALES_PER_EMPLOYEE_USD = (90_000, 300_000)
+
 COMPANY_WORDS_A = (
     "Harbor", "Summit", "Blue", "Granite", "Meridian", "Pioneer", "Silver", "Crescent",
     "Northwind", "Oakline", "Redwood", "Atlas", "Beacon", "Cobalt", "Evergreen", "Falcon",
