@@ -43,6 +43,7 @@ from memex.scenarios.model import (
 from memex.scenarios.rules import (
     ELDER_ACTIVITY,
     FUNDS_FANOUT,
+    LOAN_INFLOW,
     PEP_TRANSFER,
     PROPERTY_PURCHASE,
 )
@@ -80,10 +81,20 @@ MEMO_DOCS = {
     "CAPITAL CONTRIBUTION": {"capital contribution agreement", "subscription agreement"},
     "MEMBER LOAN": {"member loan agreement"},
     "LOAN ADVANCE": {"loan agreement", "member loan agreement"},
+    "LOAN DRAWDOWN": {"loan agreement"},
+    "FACILITY ADVANCE": {"loan agreement"},
+    "SHAREHOLDER LOAN": {"shareholder loan agreement"},
+    "CASH POOL RETURN": {"cash pooling agreement"},
     "DIVIDEND DISTRIBUTION": {"dividend resolution"},
     "CONSULTANCY FEE": {"consultancy agreement"},
-    "ADVISORY SERVICES": {"consultancy agreement"},
+    "CONSULTANCY AGREEMENT": {"consultancy agreement"},
+    "ADVISORY SERVICES": {"consultancy agreement", "advisory agreement"},
+    "CONTRACT PAYMENT": {"customer contract"},
+    "REMITTANCE INV": {"customer contract"},
 }
+# Rules whose alert lists the incoming transfer a source-of-funds document must explain.
+FUNDED_RULES = {PEP_TRANSFER.code, PROPERTY_PURCHASE.code, LOAN_INFLOW.code, FUNDS_FANOUT.code}
+SELF_EMPLOYMENT_DOCS = {"business income statement"}
 
 
 @dataclass(frozen=True)
@@ -292,17 +303,47 @@ def _gift_from_company(s: Sample) -> bool:
     return False
 
 
+def _explaining_docs(s: Sample) -> set[str]:
+    """Kinds of the subject's source-of-funds documents that state an amount (the ones
+    offered as the explanation of a flow, not standard due-diligence papers)."""
+    return {d.kind for r in s.public.source_of_funds if r.entity_id == s.subject.id
+            for d in r.documents if d.amount_usd is not None}
+
+
 def _funded_documented(s: Sample) -> bool:
-    """Property and PEP cases with a matching-kind source-of-funds document on file."""
-    return (_property(s) or _pep(s)) and bool(_sof_docs(s, s.subject)) and any(
-        d in set().union(*MEMO_DOCS.values()) for d in _sof_docs(s, s.subject))
+    return s.rule in FUNDED_RULES and bool(_explaining_docs(s))
 
 
 def _document_fits_memo(s: Sample) -> bool:
-    docs = set(_sof_docs(s, s.subject))
+    docs = _explaining_docs(s)
     account = _subject_account(s)
-    memos = {t.memo for t in _alert_txns(s) if t.to_account == account}
-    return any(docs & MEMO_DOCS.get(m, set()) for m in memos)
+    memos = [t.memo for t in _alert_txns(s) if t.to_account == account]
+    return any(docs & kinds for m in memos for key, kinds in MEMO_DOCS.items()
+               if m.startswith(key))
+
+
+def _salaried_documented(s: Sample) -> bool:
+    return _salaried_subject(s) and bool(_explaining_docs(s))
+
+
+def _self_employment_doc(s: Sample) -> bool:
+    return bool(_explaining_docs(s) & SELF_EMPLOYMENT_DOCS)
+
+
+def _age_fits_occupation(s: Sample) -> bool:
+    age = _age(s, s.subject)
+    occupation = s.subject.occupation or ""
+    if age is None:
+        return False
+    if RETIRED.match(occupation):
+        return age >= 60
+    if occupation == "student":
+        return age <= 30
+    return 18 <= age <= 72
+
+
+def _person_with_occupation(s: Sample) -> bool:
+    return s.subject.kind == "person" and bool(s.subject.occupation)
 
 
 @dataclass(frozen=True)
@@ -363,8 +404,14 @@ STATISTICS: tuple[Statistic, ...] = (
               _property_rule_met, 1.0, 1.0, "manual 11.8 [R1]"),
     Statistic("property alert: a 'GIFT' funded by a company", "TM-RE-08", _property,
               _gift_from_company, 0.0, 0.0, "manual 11.9 [R2]"),
-    Statistic("source-of-funds document fits the funding memo", "documented PEP/property",
-              _funded_documented, _document_fits_memo, 1.0, 1.0, "manual 5.3, 11.9 [F1]"),
+    Statistic("source-of-funds document fits the incoming transfer's memo",
+              "documented PEP, property, loan, fan-out alerts", _funded_documented,
+              _document_fits_memo, 1.0, 1.0, "manual 5.2, 5.3, 11.9 [F1]"),
+    Statistic("salaried person's source of funds is self-employment income",
+              "documented salaried persons", _salaried_documented, _self_employment_doc,
+              0.0, 0.0, "[F1] [F2]"),
+    Statistic("person subject's age fits its occupation", "persons with an occupation",
+              _person_with_occupation, _age_fits_occupation, 1.0, 1.0, "[O2]"),
 )
 
 

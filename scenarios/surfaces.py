@@ -132,6 +132,9 @@ def _person_subject(b: CaseBuilder, occupation: tuple[str, float], *, country: s
                   risk_rating=rng.choice(("low", "low", "medium", "high")),
                   customer_since=b.past_date(60, 4000))
     fields.update(kyc)
+    if "date_of_birth" not in fields:
+        fields["date_of_birth"] = b.dob(*vocab.OCCUPATION_AGES.get(occupation[0],
+                                                                  vocab.WORKING_AGES))
     return b.person(country=country, **fields)
 
 
@@ -172,6 +175,7 @@ CASH_MEMOS = {"person": ("CASH DEPOSIT",), "company": ("CASH DEPOSIT", "BUSINESS
 SELF_EMPLOYED = (("self-employed contractor", 70_000), ("market trader", 45_000),
                  ("taxi owner-operator", 52_000), ("hair salon owner", 60_000),
                  ("used-car dealer", 90_000))
+SELF_EMPLOYED_NAMES = frozenset(name for name, _ in SELF_EMPLOYED)
 
 
 def _cash_amounts(b: CaseBuilder) -> list[float]:
@@ -249,8 +253,9 @@ def cash_surface(b: CaseBuilder) -> Surface:
     if others:
         flags.append(RedFlag(code="MULTIPLE_DEPOSITORS", evidence_ids=others, carrier_ids=others))
     kinds = ("point-of-sale cash summary", "audited accounts extract", "sales tax return") \
-        if not person else ("bill of sale", "casino cash-out receipt", "business income statement",
-                            "inheritance letter")
+        if not person else ("bill of sale", "business income statement") \
+        if subject.occupation in SELF_EMPLOYED_NAMES else (
+            "bill of sale", "casino cash-out receipt", "inheritance letter")
     return Surface(
         rule=CASH_AGGREGATE, subject=subject, account=acct, alert_txns=deposits,
         figures={"cash_deposits": len(deposits), "cash_total_usd": total,
@@ -263,8 +268,13 @@ def cash_surface(b: CaseBuilder) -> Surface:
 
 # ---- TM-FLOW-02 -------------------------------------------------------------------------------
 
-INFLOW_MEMOS = ("CONSULTANCY AGREEMENT", "LOAN DRAWDOWN", "ADVISORY SERVICES", "COMMISSION",
-                "CONTRACT PAYMENT", "REMITTANCE INV")
+# (incoming memo, the document that evidences it): a company's receipts, a person's windfalls
+INFLOW_COMPANY = (("CONTRACT PAYMENT", "customer contract"),
+                  ("REMITTANCE INV", "customer contract"), ("LOAN DRAWDOWN", "loan agreement"),
+                  ("ADVISORY SERVICES", "advisory agreement"),
+                  ("CONSULTANCY AGREEMENT", "consultancy agreement"))
+INFLOW_PERSON = (("SALE PROCEEDS", "sale agreement"), ("LOAN DRAWDOWN", "loan agreement"),
+                 ("INVESTMENT REDEMPTION", "investment statement"))
 OUTFLOW_MEMOS = ("INVOICE SETTLEMENT", "SERVICES RENDERED", "PROJECT FEE", "TRADE ADVANCE",
                  "PO SETTLEMENT", "SUPPLIER PAYMENT")
 FLOW_BUSINESSES = tuple((b, t) for b, t, _ in vocab.FANOUT_BUSINESSES) + \
@@ -302,7 +312,8 @@ def flow_surface(b: CaseBuilder) -> Surface:
     payer_accts = [b.account(p, ours=False) for p in payers]
     beneficiaries = [company_like() for _ in range(n_out)]
     ben_accts = [b.account(x, ours=False) for x in beneficiaries]
-    in_memo, out_memo = b.pick(INFLOW_MEMOS), b.pick(OUTFLOW_MEMOS)
+    (in_memo, doc_kind), out_memo = b.pick(INFLOW_PERSON if person else INFLOW_COMPANY), \
+        b.pick(OUTFLOW_MEMOS)
     day = b.ri(6, 24)
 
     def cycle(start: int, scale: float) -> tuple[list[Transaction], list[Transaction]]:
@@ -324,8 +335,6 @@ def flow_surface(b: CaseBuilder) -> Surface:
             cycle(start, rng.uniform(0.8, 1.2))
     ids = tuple(t.id for t in inflows + outflows)
     flags = [RedFlag(code="RAPID_PASS_THROUGH", evidence_ids=ids, carrier_ids=ids)]
-    kinds = ("customer contract", "loan agreement", "advisory agreement", "board resolution") \
-        if not person else ("sale agreement", "loan agreement", "investment statement")
     return Surface(
         rule=FUNDS_FANOUT, subject=subject, account=acct, alert_txns=inflows + outflows,
         figures={"inflow_usd": sum(t.amount_usd for t in inflows),
@@ -334,7 +343,7 @@ def flow_surface(b: CaseBuilder) -> Surface:
         directors=directors, counterparties=payers + beneficiaries,
         traced=max(outflows, key=lambda t: (t.amount_usd, t.id)), trace_direction="onward",
         flow_total=sum(t.amount_usd for t in inflows),
-        resample_total=lambda: sum(_inflow_amounts(b)), doc_kinds=kinds,
+        resample_total=lambda: sum(_inflow_amounts(b)), doc_kinds=(doc_kind,),
         doc_counterparty=payers[0].name, company_like=company_like,
         people=[subject, *directors], flags=flags)
 
@@ -508,6 +517,17 @@ FUNNEL_OUT_MEMOS = ("INVENTORY PURCHASE", "SUPPLIER PAYMENT", "WHOLESALE ORDER",
                     "INVOICE SETTLEMENT", "TRANSFER")
 
 
+# The statement that evidences dispersed receipts, per occupation or business.
+FUNNEL_DOCS = {
+    "online marketplace seller": "marketplace payout statement",
+    "travelling sales representative": "commission statement",
+    "rideshare driver": "business income statement", "event vendor": "business income statement",
+    "student": "marketplace payout statement",
+    "franchise operator, home services": "franchise sales report",
+    "online marketplace retailer": "marketplace payout statement",
+}
+
+
 def _funnel_amounts(b: CaseBuilder) -> list[float]:
     """Ten to twenty deposits of a few hundred to a few thousand dollars, over $15,000."""
     level = _log_uniform(b, 900, 3_200)
@@ -574,9 +594,8 @@ def funnel_surface(b: CaseBuilder) -> Surface:
     flags = [RedFlag(code="FUNNEL_ACCOUNT_ACTIVITY", evidence_ids=dep_ids, carrier_ids=dep_ids),
              RedFlag(code="RAPID_PASS_THROUGH", evidence_ids=dep_ids + out_ids,
                      carrier_ids=out_ids)]
-    kinds = ("marketplace payout statement", "commission statement",
-             "business income statement") if person else (
-        "franchise sales report", "marketplace payout statement", "audited accounts extract")
+    kinds = (FUNNEL_DOCS.get(subject.occupation if person else subject.business_type or "",
+                             "audited accounts extract"),)
     return Surface(
         rule=FUNNEL_DEPOSITS, subject=subject, account=acct, alert_txns=deposits + outflows,
         figures={"deposits": len(deposits), "deposits_usd": total,
@@ -593,8 +612,13 @@ def funnel_surface(b: CaseBuilder) -> Surface:
 
 LOAN_OUT_MEMOS = ("INVESTMENT", "INTERCOMPANY TRANSFER", "CONSULTANCY FEE", "ADVANCE PAYMENT",
                   "CASH POOL SWEEP")
-LOAN_IN_MEMOS = ("LOAN DRAWDOWN", "SHAREHOLDER LOAN", "CAPITAL CONTRIBUTION",
-                 "CASH POOL RETURN", "FACILITY ADVANCE")
+# (incoming memo, the agreement that evidences it); a person borrows, only a company is lent to
+# by its shareholders, sweeps a group cash pool or takes in capital.
+LOAN_IN_PERSON = (("LOAN DRAWDOWN", "loan agreement"), ("FACILITY ADVANCE", "loan agreement"))
+LOAN_IN_COMPANY = LOAN_IN_PERSON + (
+    ("SHAREHOLDER LOAN", "shareholder loan agreement"),
+    ("CASH POOL RETURN", "cash pooling agreement"),
+    ("CAPITAL CONTRIBUTION", "subscription agreement"))
 
 
 def _loan_amount(b: CaseBuilder) -> float:
@@ -625,12 +649,13 @@ def loan_surface(b: CaseBuilder) -> Surface:
     company_like = _company_factory(b, ("US", "US", "GB", "CY", "VG", "KY", "LU", "AE", "SG",
                                         "MT"), 0.45)
     recipient, lender = company_like(), company_like()
+    loan_memo, doc_kind = b.pick(LOAN_IN_PERSON if person else LOAN_IN_COMPANY)
     out_day = b.ri(14, 29)
     out = b.txn(b.days_ago(out_day), amount * rng.uniform(0.8, 1.2), "wire", acct,
                 b.account(recipient, ours=False), memo=b.pick(LOAN_OUT_MEMOS))
     loan = b.txn(b.days_ago(max(1, out_day - b.ri(3, 12))), amount, "wire",
                  b.account(lender, ours=False, kind="business"), acct,
-                 memo=b.pick(LOAN_IN_MEMOS))
+                 memo=loan_memo)
     if rng.random() < 0.5:  # an older facility being serviced, from another lender
         other = b.account(company_like(), ours=False, kind="business")
         for d in range(ALERT_WINDOW_DAYS + b.ri(1, 20), ALERT_WINDOW_DAYS + b.knobs.history_days,
@@ -644,8 +669,7 @@ def loan_surface(b: CaseBuilder) -> Surface:
                  "days_between": float((date_of(loan) - date_of(out)).days)},
         directors=directors, counterparties=[recipient, lender], traced=loan,
         trace_direction="origin", flow_total=amount, resample_total=lambda: _loan_amount(b),
-        doc_kinds=("loan agreement", "shareholder loan agreement", "cash pooling agreement",
-                   "subscription agreement"),
+        doc_kinds=(doc_kind,),
         doc_counterparty=lender.name, company_like=company_like, people=[subject, *directors])
 
 

@@ -44,6 +44,12 @@ OCCUPATIONS_SALARIED = (
     ("IT support technician", 55_000), ("nurse", 82_000), ("delivery driver", 41_000),
     ("administrative assistant", 44_000), ("electrician", 66_000),
 )
+# Ages at which a subject plausibly holds an occupation (others: WORKING_AGES).
+WORKING_AGES = (24, 64)
+OCCUPATION_AGES = {
+    "student": (18, 26), "orthopaedic surgeon": (34, 68), "partner, law firm": (35, 70),
+    "real-estate developer": (30, 72), "investment banker": (27, 60), "public official": (35, 72),
+}
 OCCUPATIONS_AFFLUENT = (
     ("orthopaedic surgeon", 420_000), ("partner, law firm", 650_000),
     ("real-estate developer", 900_000), ("investment banker", 780_000),
