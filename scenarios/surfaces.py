@@ -268,13 +268,6 @@ def cash_surface(b: CaseBuilder) -> Surface:
 
 # ---- TM-FLOW-02 -------------------------------------------------------------------------------
 
-# (incoming memo, the document that evidences it): a company's receipts, a person's windfalls
-INFLOW_COMPANY = (("CONTRACT PAYMENT", "customer contract"),
-                  ("REMITTANCE INV", "customer contract"), ("LOAN DRAWDOWN", "loan agreement"),
-                  ("ADVISORY SERVICES", "advisory agreement"),
-                  ("CONSULTANCY AGREEMENT", "consultancy agreement"))
-INFLOW_PERSON = (("SALE PROCEEDS", "sale agreement"), ("LOAN DRAWDOWN", "loan agreement"),
-                 ("INVESTMENT REDEMPTION", "investment statement"))
 OUTFLOW_MEMOS = ("INVOICE SETTLEMENT", "SERVICES RENDERED", "PROJECT FEE", "TRADE ADVANCE",
                  "PO SETTLEMENT", "SUPPLIER PAYMENT")
 FLOW_BUSINESSES = tuple((b, t) for b, t, _ in vocab.FANOUT_BUSINESSES) + \
@@ -312,8 +305,8 @@ def flow_surface(b: CaseBuilder) -> Surface:
     payer_accts = [b.account(p, ours=False) for p in payers]
     beneficiaries = [company_like() for _ in range(n_out)]
     ben_accts = [b.account(x, ours=False) for x in beneficiaries]
-    (in_memo, doc_kind), out_memo = b.pick(INFLOW_PERSON if person else INFLOW_COMPANY), \
-        b.pick(OUTFLOW_MEMOS)
+    in_memo, doc_kind = b.pick(vocab.INFLOW_PERSON if person else vocab.INFLOW_COMPANY)
+    out_memo = b.pick(OUTFLOW_MEMOS)
     day = b.ri(6, 24)
 
     def cycle(start: int, scale: float) -> tuple[list[Transaction], list[Transaction]]:
@@ -435,16 +428,6 @@ def _trade_like(b: CaseBuilder, rule: AlertRule, countries: tuple[str, ...],
 
 # ---- TM-PEP-04 --------------------------------------------------------------------------------
 
-# (memo, the source-of-wealth document that evidences it, the payer's kind of firm)
-PEP_FUNDING = (
-    ("ESCROW CLOSING PROCEEDS", "property sale deed", "escrow"),
-    ("ESTATE DISTRIBUTION", "grant of probate", "law"),
-    ("SALE PROCEEDS", "share sale agreement", "plain"),
-    ("DIVIDEND DISTRIBUTION", "dividend resolution", "plain"),
-    ("LOAN ADVANCE", "loan agreement", "plain"),
-    ("CONSULTANCY FEE", "consultancy agreement", "plain"),
-    ("ADVISORY SERVICES", "consultancy agreement", "shell"),
-)
 PEP_MEMOS = ("ESCROW CLOSING PROCEEDS", "ESTATE DISTRIBUTION", "CONSULTANCY FEE",
              "ADVISORY SERVICES", "LOAN ADVANCE", "DIVIDEND DISTRIBUTION", "SALE PROCEEDS")
 
@@ -487,7 +470,7 @@ def pep_surface(b: CaseBuilder) -> Surface:
     company_like = _company_factory(b, countries, 0.0, styles=("escrow", "law", "plain", "shell"))
     # The transfer's memo, the document that would evidence it and who pays it belong together
     # (manual 5.3: the amount, date and counterparty of the transfer match the document).
-    memo, doc_kind, payer_style = b.pick(PEP_FUNDING)
+    memo, doc_kind, payer_style = b.pick(vocab.PEP_FUNDING)
     payer = _company_factory(b, countries, 0.0, styles=(payer_style,))()
     src = b.account(payer, ours=False, kind="escrow" if payer_style == "escrow" else "business")
     transfer = b.txn(b.window_day(4, 25), amount, "wire", src, acct, memo=memo)
@@ -515,17 +498,6 @@ def pep_surface(b: CaseBuilder) -> Surface:
 FUNNEL_IN_MEMOS = ("P2P TRANSFER", "MOBILE DEPOSIT", "ONLINE TRANSFER")
 FUNNEL_OUT_MEMOS = ("INVENTORY PURCHASE", "SUPPLIER PAYMENT", "WHOLESALE ORDER",
                     "INVOICE SETTLEMENT", "TRANSFER")
-
-
-# The statement that evidences dispersed receipts, per occupation or business.
-FUNNEL_DOCS = {
-    "online marketplace seller": "marketplace payout statement",
-    "travelling sales representative": "commission statement",
-    "rideshare driver": "business income statement", "event vendor": "business income statement",
-    "student": "marketplace payout statement",
-    "franchise operator, home services": "franchise sales report",
-    "online marketplace retailer": "marketplace payout statement",
-}
 
 
 def _funnel_amounts(b: CaseBuilder) -> list[float]:
@@ -594,7 +566,7 @@ def funnel_surface(b: CaseBuilder) -> Surface:
     flags = [RedFlag(code="FUNNEL_ACCOUNT_ACTIVITY", evidence_ids=dep_ids, carrier_ids=dep_ids),
              RedFlag(code="RAPID_PASS_THROUGH", evidence_ids=dep_ids + out_ids,
                      carrier_ids=out_ids)]
-    kinds = (FUNNEL_DOCS.get(subject.occupation if person else subject.business_type or "",
+    kinds = (vocab.FUNNEL_DOCS.get(subject.occupation if person else subject.business_type or "",
                              "audited accounts extract"),)
     return Surface(
         rule=FUNNEL_DEPOSITS, subject=subject, account=acct, alert_txns=deposits + outflows,
@@ -612,13 +584,6 @@ def funnel_surface(b: CaseBuilder) -> Surface:
 
 LOAN_OUT_MEMOS = ("INVESTMENT", "INTERCOMPANY TRANSFER", "CONSULTANCY FEE", "ADVANCE PAYMENT",
                   "CASH POOL SWEEP")
-# (incoming memo, the agreement that evidences it); a person borrows, only a company is lent to
-# by its shareholders, sweeps a group cash pool or takes in capital.
-LOAN_IN_PERSON = (("LOAN DRAWDOWN", "loan agreement"), ("FACILITY ADVANCE", "loan agreement"))
-LOAN_IN_COMPANY = LOAN_IN_PERSON + (
-    ("SHAREHOLDER LOAN", "shareholder loan agreement"),
-    ("CASH POOL RETURN", "cash pooling agreement"),
-    ("CAPITAL CONTRIBUTION", "subscription agreement"))
 
 
 def _loan_amount(b: CaseBuilder) -> float:
@@ -649,7 +614,7 @@ def loan_surface(b: CaseBuilder) -> Surface:
     company_like = _company_factory(b, ("US", "US", "GB", "CY", "VG", "KY", "LU", "AE", "SG",
                                         "MT"), 0.45)
     recipient, lender = company_like(), company_like()
-    loan_memo, doc_kind = b.pick(LOAN_IN_PERSON if person else LOAN_IN_COMPANY)
+    loan_memo, doc_kind = b.pick(vocab.LOAN_IN_PERSON if person else vocab.LOAN_IN_COMPANY)
     out_day = b.ri(14, 29)
     out = b.txn(b.days_ago(out_day), amount * rng.uniform(0.8, 1.2), "wire", acct,
                 b.account(recipient, ours=False), memo=b.pick(LOAN_OUT_MEMOS))
@@ -681,17 +646,6 @@ def date_of(t: Transaction) -> date:
 
 PROPERTY_BUSINESSES = (("residential property holding", 400_000),
                        ("real-estate investment", 1_500_000), ("family holding company", 800_000))
-# (memo, the document that evidences the funds, who sends them: a firm style or a person)
-PROPERTY_FUNDING_PERSON = (
-    ("SALE PROCEEDS", "property sale deed", "law"),
-    ("GIFT", "gift letter", "relative"),
-    ("INVESTMENT REDEMPTION", "investment statement", "plain"),
-)
-PROPERTY_FUNDING_COMPANY = (
-    ("CAPITAL CONTRIBUTION", "capital contribution agreement", "member"),
-    ("MEMBER LOAN", "member loan agreement", "member"),
-    ("SALE PROCEEDS", "property sale deed", "law"),
-)
 PURCHASE_MEMOS = ("PROPERTY PURCHASE ESCROW", "CLOSING FUNDS", "PURCHASE OF REAL PROPERTY",
                   "SETTLEMENT FUNDS")
 
@@ -728,8 +682,8 @@ def property_surface(b: CaseBuilder) -> Surface:
     # One funding story: the memo, the document that would evidence it and who sends the money
     # belong together (manual 11.9). No mortgage lender: rule TM-RE-08 is the geographic
     # targeting orders' purchase without bank financing (manual 11.8).
-    memo, doc_kind, funder_kind = b.pick(PROPERTY_FUNDING_PERSON if person
-                                         else PROPERTY_FUNDING_COMPANY)
+    memo, doc_kind, funder_kind = b.pick(vocab.PROPERTY_FUNDING_PERSON if person
+                                         else vocab.PROPERTY_FUNDING_COMPANY)
     if funder_kind == "relative":
         surname = subject.name.split()[-1]
         funders = [b.person(customer=False, country=rng.choice(("US", "US", "GB", "CA")),
