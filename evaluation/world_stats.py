@@ -219,6 +219,22 @@ def _fewer_staff_than_recipients(s: Sample) -> bool:
     return (s.subject.employees or 0) < s.public.alert.figures["outgoing_transfers"]
 
 
+def _flow(s: Sample) -> bool:
+    return s.rule == FUNDS_FANOUT.code
+
+
+def _flow_recipients_long_standing(s: Sample) -> bool:
+    """Every alerted recipient was paid before the window too (manual 8.2: staff or
+    long-standing suppliers)."""
+    account = _subject_account(s)
+    alerted = set(s.public.alert.transaction_ids)
+    outs = [t for t in _alert_txns(s) if t.from_account == account]
+    earlier = {t.to_account for t in s.public.transactions
+               if t.from_account == account and t.id not in alerted
+               and t.timestamp[:10] < s.public.alert.window_start}
+    return bool(outs) and all(t.to_account in earlier for t in outs)
+
+
 def _operating_company(s: Sample) -> bool:
     return s.subject.kind == "company" and s.subject.business_type not in HOLDING_TYPES
 
@@ -398,6 +414,10 @@ STATISTICS: tuple[Statistic, ...] = (
     Statistic("TM-FLOW-02 company: fewer employees than alerted recipients",
               "TM-FLOW-02 companies", _flow_company, _fewer_staff_than_recipients, 0.0, 0.0,
               "manual 8.2 [P1]"),
+    Statistic("TM-FLOW-02 company subject is an operating business", "TM-FLOW-02 companies",
+              _flow_company, _operating_company, 1.0, 1.0, "manual 8.2"),
+    Statistic("TM-FLOW-02 recipients were paid before the window", "TM-FLOW-02", _flow,
+              _flow_recipients_long_standing, 1.0, 1.0, "manual 8.2"),
     Statistic("operating company with no staff", "operating companies", _operating_company,
               _no_staff, 0.0, 0.0, "[P1]"),
     Statistic("alert count figures equal the transactions listed", "all alerts", _always,

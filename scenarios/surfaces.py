@@ -270,8 +270,11 @@ def cash_surface(b: CaseBuilder) -> Surface:
 
 OUTFLOW_MEMOS = ("INVOICE SETTLEMENT", "SERVICES RENDERED", "PROJECT FEE", "TRADE ADVANCE",
                  "PO SETTLEMENT", "SUPPLIER PAYMENT")
-FLOW_BUSINESSES = tuple((b, t) for b, t, _ in vocab.FANOUT_BUSINESSES) + \
-    vocab.NON_CASH_BUSINESSES + tuple((s, 3_000_000) for s in vocab.SHELL_BUSINESS_TYPES)
+FANOUT_OPERATORS = tuple((b, t) for b, t, _ in vocab.FANOUT_BUSINESSES) + \
+    vocab.NON_CASH_BUSINESSES
+# Where an operating company's suppliers and contractors sit.
+SUPPLIER_COUNTRIES = ("US", "US", "US", "US", "US", "CA", "MX", "GB", "DE")
+LOAN_BUSINESSES = FANOUT_OPERATORS + tuple((s, 3_000_000) for s in vocab.SHELL_BUSINESS_TYPES)
 
 
 def _inflow_amounts(b: CaseBuilder) -> list[float]:
@@ -292,10 +295,10 @@ def flow_surface(b: CaseBuilder) -> Surface:
         acct = b.account(subject, ours=True, kind=rng.choice(("checking", "private_banking")))
         personal_banking(b, subject, acct, subject.declared_annual_income_usd or 300_000)
     else:
-        country = rng.choice(("US", "US", "US", "VG", "CY", "SC"))
-        # Manual 8.2: an operating company's recipients fit its headcount, whatever its story.
-        subject, directors = _company_subject(b, rng.choice(FLOW_BUSINESSES), country=country,
-                                              expected=expected, min_staff=n_out)
+        # Manual 8.2: an established operating company whose recipients fit its headcount,
+        # whatever its story (layering runs through operating fronts as well).
+        subject, directors = _company_subject(b, rng.choice(FANOUT_OPERATORS), expected=expected,
+                                              min_staff=n_out)
         acct = b.account(subject, ours=True, kind="business")
         business_banking(b, subject, acct, (subject.declared_annual_turnover_usd or 3e6) / 12,
                          card_share=0.05, staff=max(2, min(subject.employees or 2, 40)))
@@ -303,7 +306,8 @@ def flow_surface(b: CaseBuilder) -> Surface:
                                         "SC", "PA", "MY"), 0.5)
     payers = [company_like() for _ in amounts]
     payer_accts = [b.account(p, ours=False) for p in payers]
-    beneficiaries = [company_like() for _ in range(n_out)]
+    supplier_like = company_like if person else _company_factory(b, SUPPLIER_COUNTRIES, 0.1)
+    beneficiaries = [supplier_like() for _ in range(n_out)]
     ben_accts = [b.account(x, ours=False) for x in beneficiaries]
     in_memo, doc_kind = b.pick(vocab.INFLOW_PERSON if person else vocab.INFLOW_COMPANY)
     out_memo = b.pick(OUTFLOW_MEMOS)
@@ -326,6 +330,10 @@ def flow_surface(b: CaseBuilder) -> Surface:
     if rng.random() < 0.5:  # the same cycle repeats through the history
         for start in range(day + 30, ALERT_WINDOW_DAYS + k.history_days, 30):
             cycle(start, rng.uniform(0.8, 1.2))
+    else:  # or the recipients are long-standing payees, paid now and then (manual 8.2)
+        for t in outflows:
+            b.txn(b.history_day(), t.amount_usd * rng.uniform(0.3, 1.0), "wire", acct,
+                  b.acct(t.to_account or ""), memo=t.memo)
     ids = tuple(t.id for t in inflows + outflows)
     flags = [RedFlag(code="RAPID_PASS_THROUGH", evidence_ids=ids, carrier_ids=ids)]
     return Surface(
@@ -606,7 +614,7 @@ def loan_surface(b: CaseBuilder) -> Surface:
         personal_banking(b, subject, acct, subject.declared_annual_income_usd or 400_000)
     else:
         country = rng.choice(("US", "US", "US", "GB", "CY"))
-        subject, directors = _company_subject(b, rng.choice(FLOW_BUSINESSES), country=country,
+        subject, directors = _company_subject(b, rng.choice(LOAN_BUSINESSES), country=country,
                                               expected=expected)
         acct = b.account(subject, ours=True, kind="business")
         business_banking(b, subject, acct, (subject.declared_annual_turnover_usd or 3e6) / 12,
