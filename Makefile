@@ -14,6 +14,7 @@ PORT ?= 7860
 CONSTRAINTS := -c constraints.txt
 
 .PHONY: run test test-fast lint bench soak lock run-committee committee-baselines baselines clean \
+	world-stats \
 	adversary-split adversary-report learn curriculum selfplay
 
 # ---- Python -------------------------------------------------------------------------------
@@ -93,6 +94,11 @@ baselines: $(VENV)/.all
 		--policies heuristic,oracle,random,always_sar,always_close,all_codes_sar,tool_spam,os_farming,never_decide,memorised_closer,memorised_sar,alert_only,one_lookup \
 		--workers 4 --traces first --out runs/baselines --report docs/baselines.md \
 		--plots-dir docs/baselines --title "Memex baselines on the test split"
+
+# docs/world.md: the generated world's base rates next to their real-world targets (2,000
+# test-split cases; the table between the markers is replaced).
+world-stats: $(VENV)/.core
+	$(PY) -m memex.evaluation.world_stats --cases 2000 --out docs/world.md
 
 # docs/training/results.md: warm start vs GRPO vs an SFT control on held-out test episodes
 # (scripts/learn.py; the issue's size, >= 200 test episodes; LEARN_SIZE=small for a smoke test).

@@ -1,8 +1,9 @@
 """Legitimate background activity and decoys that the pattern of interest hides among.
 
-Every case gets realistic ordinary banking for its customers (salary, rent, card spend, supplier
-and payroll runs) over the knob-controlled history, plus `knobs.decoys` look-alike distractions:
-near-miss watchlist names, namesake news stories and innocent one-off transfers.
+Every case gets realistic ordinary banking for its customers (salary or a retiree's benefit,
+rent, card spend, supplier and payroll runs) over the knob-controlled history, plus
+`knobs.decoys` look-alike distractions: innocent one-off transfers and, at the rate real
+screening raises them, near-miss watchlist names and namesake news stories.
 """
 
 from __future__ import annotations
@@ -16,6 +17,11 @@ MERCHANTS = ("Shoprite Supermarkets", "Metro Fuel Stations", "Amazon Marketplace
              "Verizon Wireless", "Target Stores", "CVS Pharmacy", "Home Depot", "Uber Trip")
 SUPPLIERS = ("Sysco Food Services", "Cintas Uniform Co", "Grainger Industrial Supply",
              "ULINE Shipping Supplies", "Staples Business")
+RETIREMENT_MEMO = "SOC SEC BENEFIT"
+# Per decoy, the chance it is a screening namesake (sanctions, news) instead of an innocent
+# transfer: a few percent of screened customers raise a name hit at all (docs/world.md).
+NAMESAKE_SANCTIONS_RATE = 0.01
+NAMESAKE_MEDIA_RATE = 0.02
 SANCTIONS_PROGRAMS = ("SDGT", "RUSSIA-EO14024", "IRAN", "SDNTK", "GLOMAG", "VENEZUELA-EO13850")
 NEWS_HEADLINES = (
     "charged in a payroll-tax fraud scheme", "named in a procurement bribery inquiry",
@@ -28,19 +34,21 @@ def _span_days(b: CaseBuilder) -> int:
     return b.knobs.history_days + ALERT_WINDOW_DAYS
 
 
-def personal_banking(b: CaseBuilder, person: Entity, acct: Account, annual_income: float) -> None:
-    """Salary every two weeks, rent, utilities, card spend and the odd ATM withdrawal."""
+def personal_banking(b: CaseBuilder, person: Entity, acct: Account, annual_income: float,
+                     *, retired: bool = False) -> None:
+    """Salary every two weeks (a retiree: a monthly Social Security benefit), rent, utilities,
+    card spend and the odd ATM withdrawal."""
     rng = b.rng
     employer = b.shared_counterparty("employer", person.employer or b.company_name("US"))
     landlord = b.shared_counterparty("landlord", f"{b.pick(vocab.COMPANY_WORDS_A)} "
                                                  "Property Management LLC")
     utility = b.shared_counterparty("utility", "PSE&G Utilities")
-    net_pay = annual_income / 26 * 0.74
+    pay, every, memo = (annual_income / 12 * 0.9, 30, RETIREMENT_MEMO) if retired else (
+        annual_income / 26 * 0.74, 14, "PAYROLL DIRECT DEPOSIT")
     rent = round(annual_income / 12 * rng.uniform(0.22, 0.32), -1)
     span = _span_days(b)
-    for d in range(span - b.ri(0, 13), 0, -14):
-        b.txn(b.days_ago(d), net_pay * rng.uniform(0.99, 1.01), "ach", employer, acct,
-              memo="PAYROLL DIRECT DEPOSIT")
+    for d in range(span - b.ri(0, every - 1), 0, -every):
+        b.txn(b.days_ago(d), pay * rng.uniform(0.99, 1.01), "ach", employer, acct, memo=memo)
     for d in range(span - b.ri(0, 29), 0, -30):
         b.txn(b.days_ago(d), rent, "ach", acct, landlord, memo="RENT AUTOPAY")
         b.txn(b.days_ago(max(1, d - 3)), rng.uniform(60, 260), "ach", acct, utility,
@@ -101,18 +109,20 @@ def name_variant(b: CaseBuilder, name: str) -> str:
 
 
 def decoys(b: CaseBuilder, people: list[Entity], account: Account) -> None:
-    """`knobs.decoys` distractions that look like red flags but are not."""
+    """`knobs.decoys` distractions that look like red flags but are not: mostly innocent
+    one-off transfers; a namesake on a sanctions list or in the news only at the rate real
+    screening raises one (a few percent of customers; `NAMESAKE_*_RATE`, docs/world.md)."""
     rng = b.rng
     persons = [p for p in people if p.kind == "person"] or people
     for i in range(b.knobs.decoys):
         target = persons[i % len(persons)]
-        choice = i % 3
-        if choice == 0:  # near-miss sanctions name: different person (DOB and country differ)
+        u = rng.random()
+        if u < NAMESAKE_SANCTIONS_RATE:  # near-miss sanctions name: DOB and country differ
             b.watch("sanctions", name_variant(b, target.name) if rng.random() < 0.6
                     else target.name, b.pick(("IR", "SY", "VE", "RU", "KP", "CU")),
                     f"SDN list, programme {b.pick(SANCTIONS_PROGRAMS)}",
                     dob=b.dob(30, 75))
-        elif choice == 1:  # namesake in the news, elsewhere, with a different birth date
+        elif u < NAMESAKE_SANCTIONS_RATE + NAMESAKE_MEDIA_RATE:  # a namesake in the news
             b.watch("adverse_media", target.name if rng.random() < 0.5
                     else name_variant(b, target.name),
                     b.pick(("GB", "AU", "CA", "ZA", "IE")),

@@ -9,7 +9,7 @@ clearing a case means combining that many views.
 | cross_checks | 2 | 3 | 4 | cross-checks written into the case (views to combine) |
 | history_days | 60 | 90 | 120 | ledger history before the alert window (more to read) |
 | background_per_month | 8 | 14 | 24 | legitimate lines per customer account per month (noise) |
-| decoys | 1 | 2 | 4 | near-miss watchlist names, namesake news, innocent one-off counterparties |
+| decoys | 1 | 2 | 4 | innocent one-off transfers; namesake hits at screening's rate |
 | layers | 1 | 2 | 3 | companies between a company subject and its natural-person owner |
 | hops | 1 | 2 | 3 | correspondent hops a wire trace follows after the first bank |
 | threshold_gap_usd | 1,500 | 900 | 500 | just-below-$10,000 deposits sit this close |

@@ -445,8 +445,9 @@ _SECTIONS: tuple[tuple[str, str, str], ...] = (
      "ALL_CASH_PROPERTY_PURCHASE with the purchase, and UNEXPLAINED_PURCHASE_FUNDS when the "
      "documents on file do not match the funds within 4 percent."),
     ("11.9", "Documented property purchases",
-     "A purchase is explained when a mortgage commitment, sale deed of a previous property, "
-     "signed gift letter or members' agreement matches the funds within 4 percent, or when "
+     "A purchase is explained when a sale deed of a previous property, an investment "
+     "statement, a signed gift letter from the relative who sent the funds or a members' "
+     "agreement matches the funds within 4 percent, or when "
      "the funders are independent and the funds do not trace back to the buyer. Close a "
      "TM-RE-08 alert citing the document matched."),
     ("11.10", "Elder financial exploitation",

@@ -32,7 +32,7 @@ from memex.scenarios import vocab
 from memex.scenarios.background import business_banking, personal_banking
 from memex.scenarios.builder import BY_TIME, CaseBuilder
 from memex.scenarios.difficulty import ALERT_WINDOW_DAYS
-from memex.scenarios.manual import CTR_THRESHOLD_USD
+from memex.scenarios.manual import CTR_THRESHOLD_USD, ELDER_ACTIVITY_MULTIPLE
 from memex.scenarios.model import Account, AlertRule, Entity, Transaction
 from memex.scenarios.rules import (
     CASH_AGGREGATE,
@@ -84,11 +84,30 @@ def _incorporation(b: CaseBuilder) -> str:
     return b.past_date(90, 700) if b.rng.random() < 0.35 else b.past_date(1500, 9000)
 
 
+FANOUT_HEADCOUNT = {name: staff for name, _, staff in vocab.FANOUT_BUSINESSES}
+
+
+def _headcount(b: CaseBuilder, business_type: str, turnover: float) -> int:
+    """Staff plausible for the business: none to a few in a holding or trading shell, the
+    sector's size for the large payroll employers, else turnover over sales per employee."""
+    if business_type in vocab.HOLDING_BUSINESS_TYPES:
+        return b.pick((0, 0, 1, 2, 3))
+    if business_type in FANOUT_HEADCOUNT:
+        return round(FANOUT_HEADCOUNT[business_type] * b.rng.uniform(0.7, 1.3))
+    return max(2, round(turnover / _log_uniform(b, *vocab.SALES_PER_EMPLOYEE_USD)))
+
+
+def _at_least(b: CaseBuilder, staff: int, floor: int) -> int:
+    return staff if staff >= floor else floor + b.pick((0, 1, 3, 8))
+
+
 def _company_subject(b: CaseBuilder, business: tuple[str, float], *, country: str = "US",
                      expected: dict[str, float], lead: Entity | None = None,
-                     risk_rating: str | None = None) -> tuple[Entity, list[Entity]]:
+                     risk_rating: str | None = None, min_staff: int = 0,
+                     ) -> tuple[Entity, list[Entity]]:
     rng = b.rng
     btype, turnover = business
+    turnover = round(turnover * rng.uniform(0.6, 1.6), -3)
     directors = ([lead] if lead else []) + [
         b.person(customer=False, country=rng.choice((country, country, "GB", "CY")))
         for _ in range(1 + (rng.random() < 0.4))]
@@ -97,9 +116,8 @@ def _company_subject(b: CaseBuilder, business: tuple[str, float], *, country: st
         country=country, shell=rng.random() < 0.3,
         address=vocab.FORMATION_AGENT_ADDRESSES[country] if agent else b.street_address(country),
         incorporation_date=_incorporation(b), customer_since=b.past_date(60, 3000),
-        business_type=btype, declared_annual_turnover_usd=round(turnover * rng.uniform(0.6, 1.6),
-                                                                -3),
-        employees=0 if rng.random() < 0.25 else b.ri(2, 320),
+        business_type=btype, declared_annual_turnover_usd=turnover,
+        employees=_at_least(b, _headcount(b, btype, turnover), min_staff),
         directors=tuple(d.id for d in directors),
         risk_rating=risk_rating or rng.choice(("low", "low", "medium", "high")), **expected)
     return subject, directors
@@ -114,6 +132,9 @@ def _person_subject(b: CaseBuilder, occupation: tuple[str, float], *, country: s
                   risk_rating=rng.choice(("low", "low", "medium", "high")),
                   customer_since=b.past_date(60, 4000))
     fields.update(kyc)
+    if "date_of_birth" not in fields:
+        fields["date_of_birth"] = b.dob(*vocab.OCCUPATION_AGES.get(occupation[0],
+                                                                  vocab.WORKING_AGES))
     return b.person(country=country, **fields)
 
 
@@ -154,6 +175,7 @@ CASH_MEMOS = {"person": ("CASH DEPOSIT",), "company": ("CASH DEPOSIT", "BUSINESS
 SELF_EMPLOYED = (("self-employed contractor", 70_000), ("market trader", 45_000),
                  ("taxi owner-operator", 52_000), ("hair salon owner", 60_000),
                  ("used-car dealer", 90_000))
+SELF_EMPLOYED_NAMES = frozenset(name for name, _ in SELF_EMPLOYED)
 
 
 def _cash_amounts(b: CaseBuilder) -> list[float]:
@@ -231,8 +253,9 @@ def cash_surface(b: CaseBuilder) -> Surface:
     if others:
         flags.append(RedFlag(code="MULTIPLE_DEPOSITORS", evidence_ids=others, carrier_ids=others))
     kinds = ("point-of-sale cash summary", "audited accounts extract", "sales tax return") \
-        if not person else ("bill of sale", "casino cash-out receipt", "business income statement",
-                            "inheritance letter")
+        if not person else ("bill of sale", "business income statement") \
+        if subject.occupation in SELF_EMPLOYED_NAMES else (
+            "bill of sale", "casino cash-out receipt", "inheritance letter")
     return Surface(
         rule=CASH_AGGREGATE, subject=subject, account=acct, alert_txns=deposits,
         figures={"cash_deposits": len(deposits), "cash_total_usd": total,
@@ -245,12 +268,13 @@ def cash_surface(b: CaseBuilder) -> Surface:
 
 # ---- TM-FLOW-02 -------------------------------------------------------------------------------
 
-INFLOW_MEMOS = ("CONSULTANCY AGREEMENT", "LOAN DRAWDOWN", "ADVISORY SERVICES", "COMMISSION",
-                "CONTRACT PAYMENT", "REMITTANCE INV")
 OUTFLOW_MEMOS = ("INVOICE SETTLEMENT", "SERVICES RENDERED", "PROJECT FEE", "TRADE ADVANCE",
                  "PO SETTLEMENT", "SUPPLIER PAYMENT")
-FLOW_BUSINESSES = tuple((b, t) for b, t, _ in vocab.FANOUT_BUSINESSES) + \
-    vocab.NON_CASH_BUSINESSES + tuple((s, 3_000_000) for s in vocab.SHELL_BUSINESS_TYPES)
+FANOUT_OPERATORS = tuple((b, t) for b, t, _ in vocab.FANOUT_BUSINESSES) + \
+    vocab.NON_CASH_BUSINESSES
+# Where an operating company's suppliers and contractors sit.
+SUPPLIER_COUNTRIES = ("US", "US", "US", "US", "US", "CA", "MX", "GB", "DE")
+LOAN_BUSINESSES = FANOUT_OPERATORS + tuple((s, 3_000_000) for s in vocab.SHELL_BUSINESS_TYPES)
 
 
 def _inflow_amounts(b: CaseBuilder) -> list[float]:
@@ -263,6 +287,7 @@ def flow_surface(b: CaseBuilder) -> Surface:
     amounts = _inflow_amounts(b)
     total_in = sum(amounts)
     expected = _expected(b, total_in, cash=False)
+    n_out = b.ri(4, 7)
     if person:
         subject = _person_subject(b, rng.choice(vocab.OCCUPATIONS_AFFLUENT),
                                   employer=b.company_name("US"), **expected)
@@ -270,9 +295,10 @@ def flow_surface(b: CaseBuilder) -> Surface:
         acct = b.account(subject, ours=True, kind=rng.choice(("checking", "private_banking")))
         personal_banking(b, subject, acct, subject.declared_annual_income_usd or 300_000)
     else:
-        country = rng.choice(("US", "US", "US", "VG", "CY", "SC"))
-        subject, directors = _company_subject(b, rng.choice(FLOW_BUSINESSES), country=country,
-                                              expected=expected)
+        # Manual 8.2: an established operating company whose recipients fit its headcount,
+        # whatever its story (layering runs through operating fronts as well).
+        subject, directors = _company_subject(b, rng.choice(FANOUT_OPERATORS), expected=expected,
+                                              min_staff=n_out)
         acct = b.account(subject, ours=True, kind="business")
         business_banking(b, subject, acct, (subject.declared_annual_turnover_usd or 3e6) / 12,
                          card_share=0.05, staff=max(2, min(subject.employees or 2, 40)))
@@ -280,10 +306,11 @@ def flow_surface(b: CaseBuilder) -> Surface:
                                         "SC", "PA", "MY"), 0.5)
     payers = [company_like() for _ in amounts]
     payer_accts = [b.account(p, ours=False) for p in payers]
-    n_out = b.ri(4, 7)
-    beneficiaries = [company_like() for _ in range(n_out)]
+    supplier_like = company_like if person else _company_factory(b, SUPPLIER_COUNTRIES, 0.1)
+    beneficiaries = [supplier_like() for _ in range(n_out)]
     ben_accts = [b.account(x, ours=False) for x in beneficiaries]
-    in_memo, out_memo = b.pick(INFLOW_MEMOS), b.pick(OUTFLOW_MEMOS)
+    in_memo, doc_kind = b.pick(vocab.INFLOW_PERSON if person else vocab.INFLOW_COMPANY)
+    out_memo = b.pick(OUTFLOW_MEMOS)
     day = b.ri(6, 24)
 
     def cycle(start: int, scale: float) -> tuple[list[Transaction], list[Transaction]]:
@@ -303,10 +330,12 @@ def flow_surface(b: CaseBuilder) -> Surface:
     if rng.random() < 0.5:  # the same cycle repeats through the history
         for start in range(day + 30, ALERT_WINDOW_DAYS + k.history_days, 30):
             cycle(start, rng.uniform(0.8, 1.2))
+    else:  # or the recipients are long-standing payees, paid now and then (manual 8.2)
+        for t in outflows:
+            b.txn(b.history_day(), t.amount_usd * rng.uniform(0.3, 1.0), "wire", acct,
+                  b.acct(t.to_account or ""), memo=t.memo)
     ids = tuple(t.id for t in inflows + outflows)
     flags = [RedFlag(code="RAPID_PASS_THROUGH", evidence_ids=ids, carrier_ids=ids)]
-    kinds = ("customer contract", "loan agreement", "advisory agreement", "board resolution") \
-        if not person else ("sale agreement", "loan agreement", "investment statement")
     return Surface(
         rule=FUNDS_FANOUT, subject=subject, account=acct, alert_txns=inflows + outflows,
         figures={"inflow_usd": sum(t.amount_usd for t in inflows),
@@ -315,7 +344,7 @@ def flow_surface(b: CaseBuilder) -> Surface:
         directors=directors, counterparties=payers + beneficiaries,
         traced=max(outflows, key=lambda t: (t.amount_usd, t.id)), trace_direction="onward",
         flow_total=sum(t.amount_usd for t in inflows),
-        resample_total=lambda: sum(_inflow_amounts(b)), doc_kinds=kinds,
+        resample_total=lambda: sum(_inflow_amounts(b)), doc_kinds=(doc_kind,),
         doc_counterparty=payers[0].name, company_like=company_like,
         people=[subject, *directors], flags=flags)
 
@@ -445,30 +474,30 @@ def pep_surface(b: CaseBuilder) -> Surface:
                          card_share=0.0, staff=2)
     b.watch("pep", pep.name, country, pep.pep.position if pep.pep else "public official",
             dob=pep.date_of_birth)
-    company_like = _company_factory(b, ("US", "GB", "CH", "SG", "AE", "CY", "VG", "PA"), 0.0,
-                                    styles=("escrow", "law", "plain", "shell"))
-    payer = company_like()
-    src = b.account(payer, ours=False, kind=rng.choice(("escrow", "business")))
-    transfer = b.txn(b.window_day(4, 25), amount, "wire", src, acct, memo=b.pick(PEP_MEMOS))
-    others = 0
-    for _ in range(b.ri(0, 2)):  # smaller inflows in the window, below the rule
-        other = company_like()
-        b.txn(b.window_day(2, 28), _log_uniform(b, 20_000, 240_000), "wire",
-              b.account(other, ours=False), acct, memo=b.pick(PEP_MEMOS))
-        others += 1
+    countries = ("US", "GB", "CH", "SG", "AE", "CY", "VG", "PA")
+    company_like = _company_factory(b, countries, 0.0, styles=("escrow", "law", "plain", "shell"))
+    # The transfer's memo, the document that would evidence it and who pays it belong together
+    # (manual 5.3: the amount, date and counterparty of the transfer match the document).
+    memo, doc_kind, payer_style = b.pick(vocab.PEP_FUNDING)
+    payer = _company_factory(b, countries, 0.0, styles=(payer_style,))()
+    src = b.account(payer, ours=False, kind="escrow" if payer_style == "escrow" else "business")
+    transfer = b.txn(b.window_day(4, 25), amount, "wire", src, acct, memo=memo)
+    # Smaller inflows in the window, below the rule: the alert lists every transfer it counts.
+    smaller = [b.txn(b.window_day(2, 28), _log_uniform(b, 20_000, 240_000), "wire",
+                     b.account(company_like(), ours=False), acct, memo=b.pick(PEP_MEMOS))
+               for _ in range(b.ri(0, 2))]
     if rng.random() < 0.5:  # large spending after the money arrives
         for memo, share in (("PROPERTY PURCHASE ESCROW", 0.45), ("YACHT CHARTER DEPOSIT", 0.12),
                             ("FINE ART AUCTION", 0.08)):
             dealer = company_like()
             b.txn(b.window_day(1, 3), amount * share * rng.uniform(0.8, 1.1), "wire", acct,
                   b.account(dealer, ours=False), memo=memo)
-    kinds = ("property sale deed", "grant of probate", "share sale agreement",
-             "dividend resolution", "loan agreement", "consultancy agreement")
     return Surface(
-        rule=PEP_TRANSFER, subject=subject, account=acct, alert_txns=[transfer],
-        figures={"transfer_usd": transfer.amount_usd, "transfers_in_window": 1 + others},
+        rule=PEP_TRANSFER, subject=subject, account=acct,
+        alert_txns=sorted([transfer, *smaller], key=BY_TIME),
+        figures={"transfer_usd": transfer.amount_usd, "transfers_in_window": 1 + len(smaller)},
         directors=directors, counterparties=[payer], traced=transfer, trace_direction="origin",
-        flow_total=amount, resample_total=lambda: _pep_amount(b), doc_kinds=kinds,
+        flow_total=amount, resample_total=lambda: _pep_amount(b), doc_kinds=(doc_kind,),
         doc_counterparty=payer.name, company_like=company_like, people=[subject, *directors])
 
 
@@ -545,9 +574,8 @@ def funnel_surface(b: CaseBuilder) -> Surface:
     flags = [RedFlag(code="FUNNEL_ACCOUNT_ACTIVITY", evidence_ids=dep_ids, carrier_ids=dep_ids),
              RedFlag(code="RAPID_PASS_THROUGH", evidence_ids=dep_ids + out_ids,
                      carrier_ids=out_ids)]
-    kinds = ("marketplace payout statement", "commission statement",
-             "business income statement") if person else (
-        "franchise sales report", "marketplace payout statement", "audited accounts extract")
+    kinds = (vocab.FUNNEL_DOCS.get(subject.occupation if person else subject.business_type or "",
+                             "audited accounts extract"),)
     return Surface(
         rule=FUNNEL_DEPOSITS, subject=subject, account=acct, alert_txns=deposits + outflows,
         figures={"deposits": len(deposits), "deposits_usd": total,
@@ -564,8 +592,6 @@ def funnel_surface(b: CaseBuilder) -> Surface:
 
 LOAN_OUT_MEMOS = ("INVESTMENT", "INTERCOMPANY TRANSFER", "CONSULTANCY FEE", "ADVANCE PAYMENT",
                   "CASH POOL SWEEP")
-LOAN_IN_MEMOS = ("LOAN DRAWDOWN", "SHAREHOLDER LOAN", "CAPITAL CONTRIBUTION",
-                 "CASH POOL RETURN", "FACILITY ADVANCE")
 
 
 def _loan_amount(b: CaseBuilder) -> float:
@@ -588,7 +614,7 @@ def loan_surface(b: CaseBuilder) -> Surface:
         personal_banking(b, subject, acct, subject.declared_annual_income_usd or 400_000)
     else:
         country = rng.choice(("US", "US", "US", "GB", "CY"))
-        subject, directors = _company_subject(b, rng.choice(FLOW_BUSINESSES), country=country,
+        subject, directors = _company_subject(b, rng.choice(LOAN_BUSINESSES), country=country,
                                               expected=expected)
         acct = b.account(subject, ours=True, kind="business")
         business_banking(b, subject, acct, (subject.declared_annual_turnover_usd or 3e6) / 12,
@@ -596,12 +622,13 @@ def loan_surface(b: CaseBuilder) -> Surface:
     company_like = _company_factory(b, ("US", "US", "GB", "CY", "VG", "KY", "LU", "AE", "SG",
                                         "MT"), 0.45)
     recipient, lender = company_like(), company_like()
+    loan_memo, doc_kind = b.pick(vocab.LOAN_IN_PERSON if person else vocab.LOAN_IN_COMPANY)
     out_day = b.ri(14, 29)
     out = b.txn(b.days_ago(out_day), amount * rng.uniform(0.8, 1.2), "wire", acct,
                 b.account(recipient, ours=False), memo=b.pick(LOAN_OUT_MEMOS))
     loan = b.txn(b.days_ago(max(1, out_day - b.ri(3, 12))), amount, "wire",
                  b.account(lender, ours=False, kind="business"), acct,
-                 memo=b.pick(LOAN_IN_MEMOS))
+                 memo=loan_memo)
     if rng.random() < 0.5:  # an older facility being serviced, from another lender
         other = b.account(company_like(), ours=False, kind="business")
         for d in range(ALERT_WINDOW_DAYS + b.ri(1, 20), ALERT_WINDOW_DAYS + b.knobs.history_days,
@@ -615,8 +642,7 @@ def loan_surface(b: CaseBuilder) -> Surface:
                  "days_between": float((date_of(loan) - date_of(out)).days)},
         directors=directors, counterparties=[recipient, lender], traced=loan,
         trace_direction="origin", flow_total=amount, resample_total=lambda: _loan_amount(b),
-        doc_kinds=("loan agreement", "shareholder loan agreement", "cash pooling agreement",
-                   "subscription agreement"),
+        doc_kinds=(doc_kind,),
         doc_counterparty=lender.name, company_like=company_like, people=[subject, *directors])
 
 
@@ -628,8 +654,6 @@ def date_of(t: Transaction) -> date:
 
 PROPERTY_BUSINESSES = (("residential property holding", 400_000),
                        ("real-estate investment", 1_500_000), ("family holding company", 800_000))
-FUNDING_MEMOS = ("FUNDS TRANSFER", "CAPITAL CONTRIBUTION", "SALE PROCEEDS", "GIFT",
-                 "LOAN ADVANCE", "INVESTMENT")
 PURCHASE_MEMOS = ("PROPERTY PURCHASE ESCROW", "CLOSING FUNDS", "PURCHASE OF REAL PROPERTY",
                   "SETTLEMENT FUNDS")
 
@@ -659,22 +683,35 @@ def property_surface(b: CaseBuilder) -> Surface:
         acct = b.account(subject, ours=True, kind="business")
         business_banking(b, subject, acct, (subject.declared_annual_turnover_usd or 5e5) / 12,
                          card_share=0.0, staff=2)
-    company_like = _company_factory(b, ("US", "US", "US", "VG", "KY", "PA", "AE", "CY", "GB"),
-                                    0.0, styles=("law", "plain", "shell"))
+    countries = ("US", "US", "US", "VG", "KY", "PA", "AE", "CY", "GB")
+    company_like = _company_factory(b, countries, 0.0, styles=("law", "plain", "shell"))
     escrow = b.company(customer=False, name=b._unique(
         lambda: f"{b.pick(vocab.COMPANY_WORDS_A)} Title & Escrow LLC"))
-    funders = [company_like() for _ in range(b.ri(1, 3))]
+    # One funding story: the memo, the document that would evidence it and who sends the money
+    # belong together (manual 11.9). No mortgage lender: rule TM-RE-08 is the geographic
+    # targeting orders' purchase without bank financing (manual 11.8).
+    memo, doc_kind, funder_kind = b.pick(vocab.PROPERTY_FUNDING_PERSON if person
+                                         else vocab.PROPERTY_FUNDING_COMPANY)
+    if funder_kind == "relative":
+        surname = subject.name.split()[-1]
+        funders = [b.person(customer=False, country=rng.choice(("US", "US", "GB", "CA")),
+                            name=b._unique(lambda: f"{b.pick(vocab.FIRST_NAMES)} {surname}"))
+                   for _ in range(b.ri(1, 2))]
+    elif funder_kind == "member":
+        funders = [b.person(customer=False, country=rng.choice(("US", "US", "GB", "CY")))
+                   for _ in range(b.ri(1, 3))]
+    else:
+        maker = _company_factory(b, countries, 0.0, styles=(funder_kind,))
+        funders = [maker() for _ in range(b.ri(1, 2))]
     weights = [rng.uniform(0.4, 1.6) for _ in funders]
     funded = price * rng.uniform(1.0, 1.05)
     inflows = sorted((b.txn(b.window_day(8, 28), funded * w / sum(weights), "wire",
-                            b.account(f, ours=False), acct, memo=b.pick(FUNDING_MEMOS))
+                            b.account(f, ours=False), acct, memo=memo)
                       for f, w in zip(funders, weights, strict=True)),
                      key=BY_TIME)
     purchase = b.txn(b.window_day(1, 7), price, "wire", acct,
                      b.account(escrow, ours=False, kind="escrow"), memo=b.pick(PURCHASE_MEMOS))
-    kinds = ("property sale deed", "gift letter", "investment statement",
-             "mortgage commitment") if person else (
-        "capital contribution agreement", "member loan agreement", "property sale deed")
+    kinds = (doc_kind,)
     flags = [RedFlag(code="ALL_CASH_PROPERTY_PURCHASE",
                      evidence_ids=(purchase.id, *(t.id for t in inflows)),
                      carrier_ids=(purchase.id,))]
@@ -682,12 +719,14 @@ def property_surface(b: CaseBuilder) -> Surface:
         rule=PROPERTY_PURCHASE, subject=subject, account=acct, alert_txns=[*inflows, purchase],
         figures={"purchase_usd": purchase.amount_usd, "funding_transfers": len(inflows),
                  "funding_usd": sum(t.amount_usd for t in inflows)},
-        directors=directors, counterparties=[*funders, escrow],
+        directors=directors,
+        counterparties=[*(f for f in funders if f.kind == "company"), escrow],
         traced=max(inflows, key=lambda t: (t.amount_usd, t.id)), trace_direction="origin",
         flow_total=sum(t.amount_usd for t in inflows),
         resample_total=lambda: _purchase_price(b) * b.rng.uniform(1.0, 1.05), doc_kinds=kinds,
         doc_counterparty=funders[0].name, company_like=company_like,
-        people=[subject, *directors], flags=flags)
+        people=[subject, *directors, *(f for f in funders if f.kind == "person")],
+        flags=flags)
 
 
 # ---- TM-ELDER-09 ------------------------------------------------------------------------------
@@ -702,17 +741,31 @@ def _elder_payments(b: CaseBuilder) -> list[float]:
             range(b.ri(2, 5))]
 
 
+def _prior_monthly_outgoing(b: CaseBuilder, acct: Account) -> float:
+    """The account's average monthly outgoing over the ledger history before the window."""
+    cutoff = b.days_ago(ALERT_WINDOW_DAYS).isoformat()
+    out = sum(t.amount_usd for t in b.transactions
+              if t.from_account == acct.id and t.timestamp[:10] < cutoff)
+    return out / (b.knobs.history_days / 30)
+
+
 def elder_surface(b: CaseBuilder) -> Surface:
     """TM-ELDER-09: an older customer's outgoing payments jump, to a payee first paid in the
-    window (FinCEN advisory FIN-2022-A002; the same shape as documented family support)."""
+    window (FinCEN advisory FIN-2022-A002; the same shape as documented family support). The
+    alert's prior monthly average is the ledger's, and the window's outgoing exceeds it by the
+    rule's multiple (manual 11.10)."""
     rng = b.rng
     amounts = _elder_payments(b)
-    total = sum(amounts)
-    expected = _expected(b, total / 4, cash=False)
+    expected = _expected(b, sum(amounts) / 4, cash=False)
     subject = _person_subject(b, rng.choice(vocab.RETIREMENT_INCOME), date_of_birth=b.dob(66, 92),
                               employer="Social Security Administration", **expected)
     acct = b.account(subject, ours=True, kind=rng.choice(("checking", "savings")))
-    personal_banking(b, subject, acct, subject.declared_annual_income_usd or 40_000)
+    personal_banking(b, subject, acct, subject.declared_annual_income_usd or 40_000, retired=True)
+    prior = round(_prior_monthly_outgoing(b, acct), -1)
+    cash = [float(b.pick((2_000, 2_500, 3_000, 5_000))) for _ in range(b.ri(0, 2))]
+    floor = ELDER_ACTIVITY_MULTIPLE * prior * rng.uniform(1.1, 1.6) - sum(cash)
+    if sum(amounts) < floor:  # a jump the rule sees, at the draw's own proportions
+        amounts = [round(a * floor / sum(amounts), 2) for a in amounts]
     payee = b.person(customer=False, country=rng.choice(("US", "US", "US", "GB", "NG", "CA")))
     payee_acct = b.account(payee, ours=False)
     wire_first = rng.random() < 0.7
@@ -724,24 +777,22 @@ def elder_surface(b: CaseBuilder) -> Surface:
     if not any(t.channel == "wire" for t in payments):
         payments.append(b.txn(b.window_day(2, 28), b.pick(amounts), "wire", acct, payee_acct,
                               memo=b.pick(ELDER_MEMOS)))
-    withdrawals = [b.txn(b.window_day(1, 28), b.pick((2_000, 2_500, 3_000, 5_000)), "cash", acct,
-                         None, branch=b.pick(vocab.BRANCHES), memo="CASH WITHDRAWAL")
-                   for _ in range(b.ri(0, 2))]
+    withdrawals = [b.txn(b.window_day(1, 28), amount, "cash", acct, None,
+                         branch=b.pick(vocab.BRANCHES), memo="CASH WITHDRAWAL")
+                   for amount in cash]
     txns = sorted(payments + withdrawals, key=BY_TIME)
     out = sum(t.amount_usd for t in txns)
     ids = tuple(t.id for t in payments)
     flags = [RedFlag(code="ELDER_ACTIVITY_CHANGE", evidence_ids=tuple(t.id for t in txns),
                      carrier_ids=ids)]
     company_like = _company_factory(b, ("US", "US", "US", "GB", "CA", "NG"), 0.3)
-    income = subject.declared_annual_income_usd or 40_000
     return Surface(
         rule=ELDER_ACTIVITY, subject=subject, account=acct, alert_txns=txns,
-        figures={"outgoing_usd_30d": out,
-                 "prior_monthly_outgoing_usd": round(income / 12 * rng.uniform(0.55, 0.9), -1),
+        figures={"outgoing_usd_30d": out, "prior_monthly_outgoing_usd": prior,
                  "payments_to_new_payee": len(payments)},
         directors=[], counterparties=[], traced=max(
             (t for t in payments if t.channel == "wire"), key=lambda t: (t.amount_usd, t.id)),
-        trace_direction="onward", flow_total=sum(amounts),
+        trace_direction="onward", flow_total=sum(t.amount_usd for t in payments),
         resample_total=lambda: sum(_elder_payments(b)), doc_kinds=("pension statement",),
         doc_counterparty=None, company_like=company_like, people=[subject], flags=flags,
         payee=payee)

@@ -44,6 +44,12 @@ OCCUPATIONS_SALARIED = (
     ("IT support technician", 55_000), ("nurse", 82_000), ("delivery driver", 41_000),
     ("administrative assistant", 44_000), ("electrician", 66_000),
 )
+# Ages at which a subject plausibly holds an occupation (others: WORKING_AGES).
+WORKING_AGES = (24, 64)
+OCCUPATION_AGES = {
+    "student": (18, 26), "orthopaedic surgeon": (34, 68), "partner, law firm": (35, 70),
+    "real-estate developer": (30, 72), "investment banker": (27, 60), "public official": (35, 72),
+}
 OCCUPATIONS_AFFLUENT = (
     ("orthopaedic surgeon", 420_000), ("partner, law firm", 650_000),
     ("real-estate developer", 900_000), ("investment banker", 780_000),
@@ -67,6 +73,14 @@ SHELL_BUSINESS_TYPES = (
     "general trading", "management consultancy", "investment holding",
     "business advisory services", "import and export",
 )
+
+# Companies that hold assets rather than trade: no staff, or a handful, is normal for them.
+HOLDING_BUSINESS_TYPES = frozenset(SHELL_BUSINESS_TYPES) | {
+    "private investment company", "residential property holding", "real-estate investment",
+    "family holding company"}
+# Annual sales per employee of an operating small business, order of magnitude (US Census
+# Bureau, Statistics of U.S. Businesses: receipts over paid employees, most sectors).
+SALES_PER_EMPLOYEE_USD = (90_000, 300_000)
 
 COMPANY_WORDS_A = (
     "Harbor", "Summit", "Blue", "Granite", "Meridian", "Pioneer", "Silver", "Crescent",
@@ -233,3 +247,58 @@ DISPERSED_BUSINESSES = (
 RETIREMENT_INCOME = (("retired teacher", 38_000), ("retired nurse", 41_000),
                      ("retired engineer", 56_000), ("retired shop owner", 30_000),
                      ("retired civil servant", 47_000))
+
+# Funding stories: what an incoming transfer says, the document that would evidence it and who
+# sends it belong together (manual 5.2, 5.3, 11.9; docs/world.md, "Story model").
+
+# (memo, the source-of-wealth document that evidences it, the payer's kind of firm)
+PEP_FUNDING = (
+    ("ESCROW CLOSING PROCEEDS", "property sale deed", "escrow"),
+    ("ESTATE DISTRIBUTION", "grant of probate", "law"),
+    ("SALE PROCEEDS", "share sale agreement", "plain"),
+    ("DIVIDEND DISTRIBUTION", "dividend resolution", "plain"),
+    ("LOAN ADVANCE", "loan agreement", "plain"),
+    ("CONSULTANCY FEE", "consultancy agreement", "plain"),
+    ("ADVISORY SERVICES", "consultancy agreement", "shell"),
+)
+
+# (memo, the document that evidences the funds, who sends them: a firm style or a person)
+PROPERTY_FUNDING_PERSON = (
+    ("SALE PROCEEDS", "property sale deed", "law"),
+    ("GIFT", "gift letter", "relative"),
+    ("INVESTMENT REDEMPTION", "investment statement", "plain"),
+)
+
+PROPERTY_FUNDING_COMPANY = (
+    ("CAPITAL CONTRIBUTION", "capital contribution agreement", "member"),
+    ("MEMBER LOAN", "member loan agreement", "member"),
+    ("SALE PROCEEDS", "property sale deed", "law"),
+)
+
+# (incoming memo, the document that evidences it): a company's receipts, a person's windfalls
+INFLOW_COMPANY = (("CONTRACT PAYMENT", "customer contract"),
+                  ("REMITTANCE INV", "customer contract"), ("LOAN DRAWDOWN", "loan agreement"),
+                  ("ADVISORY SERVICES", "advisory agreement"),
+                  ("CONSULTANCY AGREEMENT", "consultancy agreement"))
+
+INFLOW_PERSON = (("SALE PROCEEDS", "sale agreement"), ("LOAN DRAWDOWN", "loan agreement"),
+                 ("INVESTMENT REDEMPTION", "investment statement"))
+
+# (incoming memo, the agreement that evidences it); a person borrows, only a company is lent to
+# by its shareholders, sweeps a group cash pool or takes in capital.
+LOAN_IN_PERSON = (("LOAN DRAWDOWN", "loan agreement"), ("FACILITY ADVANCE", "loan agreement"))
+
+LOAN_IN_COMPANY = LOAN_IN_PERSON + (
+    ("SHAREHOLDER LOAN", "shareholder loan agreement"),
+    ("CASH POOL RETURN", "cash pooling agreement"),
+    ("CAPITAL CONTRIBUTION", "subscription agreement"))
+
+# The statement that evidences dispersed receipts, per occupation or business.
+FUNNEL_DOCS = {
+    "online marketplace seller": "marketplace payout statement",
+    "travelling sales representative": "commission statement",
+    "rideshare driver": "business income statement", "event vendor": "business income statement",
+    "student": "marketplace payout statement",
+    "franchise operator, home services": "franchise sales report",
+    "online marketplace retailer": "marketplace payout statement",
+}

@@ -1,7 +1,7 @@
 """Benign look-alike of real-estate laundering: a purchase whose funds are documented.
 
 Same TM-RE-08 surface. Every cross-check holds; the variant names the main explanation:
-`documented_funds` (the mortgage commitment, sale deed, gift letter or members' agreement
+`documented_funds` (the sale deed, investment statement, gift letter or members' agreement
 matches the funds), `funder_unrelated`, `disclosed_device`, `independent_funders`,
 `namesake_hit`. Manual 11.9 makes closing right.
 """
