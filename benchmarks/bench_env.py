@@ -41,6 +41,7 @@ import os
 import statistics
 import sys
 import time
+import tracemalloc
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -165,10 +166,25 @@ def echo_plan(episodes: list[Recorded]) -> Plan:
             for ep in episodes]
 
 
-async def ws_cell(urls: list[str], sessions: int, plan: Plan, min_s: float,
-                  expect_done: bool) -> float:
+def cpu_s(procs: list[psutil.Process]) -> float:
+    """User + system CPU seconds the processes have used."""
+    return sum(sum(p.cpu_times()[:2]) for p in procs)
+
+
+@dataclass
+class Cell:
+    steps_per_s: float
+    server_cpu_us: float  # server CPU per step, over the timed steps
+    client_cpu_us: float  # this process's CPU per step, over the timed steps
+
+
+async def ws_cell(urls: list[str], servers: list[psutil.Process], sessions: int, plan: Plan,
+                  min_s: float, expect_done: bool) -> Cell:
     """Steps/s over rounds of whole replayed episodes (see the module docstring), until
-    `min_s` seconds of timed steps. Sessions go to the URLs in turn."""
+    `min_s` seconds of timed steps, with the CPU the servers and this client spent on them
+    (every reply is in before the clock starts or stops, so it is the steps' CPU alone).
+    Sessions go to the URLs in turn."""
+    me = [psutil.Process()]
     conns = [await connect(urls[i % len(urls)].replace("http", "ws") + "/ws", max_size=None)
              for i in range(sessions)]
 
@@ -184,18 +200,20 @@ async def ws_cell(urls: list[str], sessions: int, plan: Plan, min_s: float,
         if expect_done and not json.loads(reply)["data"].get("done"):
             raise RuntimeError("a replayed episode did not end: the replay diverged")
 
-    timed, steps, r = 0.0, 0, 0
+    timed, server_cpu, client_cpu, steps, r = 0.0, 0.0, 0.0, 0, 0
     while timed < min_s or r < 2:
         chosen = [plan[(r * sessions + i) % len(plan)] for i in range(sessions)]
         await asyncio.gather(*(reset(ws, m) for ws, (m, _) in zip(conns, chosen, strict=True)))
-        start = time.perf_counter()
+        cpu0, mine0, start = cpu_s(servers), cpu_s(me), time.perf_counter()
         await asyncio.gather(*(play(ws, s) for ws, (_, s) in zip(conns, chosen, strict=True)))
         timed += time.perf_counter() - start
+        server_cpu += cpu_s(servers) - cpu0
+        client_cpu += cpu_s(me) - mine0
         steps += sum(len(s) for _, s in chosen)
         r += 1
     for ws in conns:
         await ws.close()
-    return steps / timed
+    return Cell(steps / timed, server_cpu / steps * 1e6, client_cpu / steps * 1e6)
 
 
 def spread(xs: list[float]) -> float:
@@ -291,7 +309,33 @@ def memory(url: str, pid: int, plan: Plan, out) -> None:
         f"({statistics.mean(len(s) for _, s in plan):.1f} steps)")
     out(f"after the {n} sessions close: {(closed - base) / mib:+.1f} MiB kept; after gc.collect() "
         f"{(collected - base) / mib:+.1f} MiB; after malloc_trim(0) {(trimmed - base) / mib:+.1f} "
-        f"MiB; after a second open/close cycle {(second - base) / mib:+.1f} MiB")
+        f"MiB; after a second open/close cycle {(second - base) / mib:+.1f} MiB ("
+        + ("the memory kept is reused" if second - trimmed < 0.25 * (closed - base)
+           else "it GROWS: look for a leak") + ")")
+
+
+def python_memory_left(episodes: list[Recorded]) -> tuple[float, float, float]:
+    """In this process: MiB of Python allocations (tracemalloc) while one environment per
+    episode holds its played episode, and after they are all deleted; and RSS kept then."""
+    warm = MemexEnvironment()
+    warm.reset(seed=episodes[0].seed, difficulty=episodes[0].difficulty)
+    del warm
+    gc.collect()
+    proc = psutil.Process()
+    rss0 = proc.memory_info().rss
+    tracemalloc.start()
+    envs = [MemexEnvironment() for _ in episodes]
+    for env, ep in zip(envs, episodes, strict=True):
+        env.reset(seed=ep.seed, difficulty=ep.difficulty)
+        for action in ep.actions:
+            env.step(MemexAction(**action))
+    live = tracemalloc.get_traced_memory()[0]
+    del envs, env
+    gc.collect()
+    left = tracemalloc.get_traced_memory()[0]
+    tracemalloc.stop()
+    mib = 1024 * 1024
+    return live / mib, left / mib, (proc.memory_info().rss - rss0) / mib
 
 
 # ---- the run ---------------------------------------------------------------------------------
@@ -339,7 +383,7 @@ def main() -> None:
     counts = [int(x) for x in args.sessions.split(",")]
     replicas = args.replicas or len(os.sched_getaffinity(0))
     plans = {"memex": memex_plan(medium), "echo": echo_plan(medium)}
-    rates: dict[tuple[str, int], list[float]] = {}
+    cells: dict[tuple[str, int], list[Cell]] = {}
     out("")
     out(f"## WebSocket ({args.repeats} interleaved repeats, >= {args.cell_s:g} s of timed steps "
         f"per cell)")
@@ -355,23 +399,31 @@ def main() -> None:
                 name="replicas", timeout_s=600))
             replica_list = replica_urls("127.0.0.1", first.port, replicas)
             _wait_healthy(replica_list, timeout_s=600)
-        servers = {"memex": ([memex.url], "memex", True), "echo": ([echo.url], "echo", False)}
+        servers = {"memex": ([memex.url], [psutil.Process(memex.process.pid)], "memex", True),
+                   "echo": ([echo.url], [psutil.Process(echo.process.pid)], "echo", False)}
+        if replica_list:
+            servers["replicas"] = (replica_list, psutil.Process(first.process.pid).children(),
+                                   "memex", True)
         for rep in range(args.repeats):
             for n in counts:
                 names = ["memex", "echo"] + (["replicas"] if replica_list and n == max(counts)
                                              else [])
                 names = names[rep % len(names):] + names[:rep % len(names)]
                 for name in names:
-                    urls, plan, done = (replica_list, "memex", True) if name == "replicas" \
-                        else servers[name]
-                    rate = asyncio.run(ws_cell(urls, n, plans[plan], args.cell_s, done))
-                    rates.setdefault((name, n), []).append(rate)
+                    urls, procs, plan, done = servers[name]
+                    cell = asyncio.run(ws_cell(urls, procs, n, plans[plan], args.cell_s, done))
+                    cells.setdefault((name, n), []).append(cell)
+        rates = {key: [c.steps_per_s for c in cs] for key, cs in cells.items()}
         out(f"{'sessions':>8} {'repeat':>6} {'memex steps/s':>14} {'echo steps/s':>13} "
-            f"{'memex/echo':>10}")
+            f"{'memex/echo':>10} {'server CPU us/step memex, echo':>31} "
+            f"{'client CPU us/step memex, echo':>31}")
         for n in counts:
             for rep in range(args.repeats):
-                m, e = rates[("memex", n)][rep], rates[("echo", n)][rep]
-                out(f"{n:>8} {rep + 1:>6} {m:>14.0f} {e:>13.0f} {m / e:>10.2f}")
+                m, e = cells[("memex", n)][rep], cells[("echo", n)][rep]
+                out(f"{n:>8} {rep + 1:>6} {m.steps_per_s:>14.0f} {e.steps_per_s:>13.0f} "
+                    f"{m.steps_per_s / e.steps_per_s:>10.2f} "
+                    f"{f'{m.server_cpu_us:.0f}, {e.server_cpu_us:.0f}':>31} "
+                    f"{f'{m.client_cpu_us:.0f}, {e.client_cpu_us:.0f}':>31}")
         for n in counts:
             ms, es = rates[("memex", n)], rates[("echo", n)]
             ratios = [m / e for m, e in zip(ms, es, strict=True)]
@@ -383,6 +435,11 @@ def main() -> None:
                 + (f"; target >= {TARGET_RATIO_AT_64} at 64: "
                    f"{'met' if statistics.median(ratios) >= TARGET_RATIO_AT_64 else 'MISSED'}"
                    if n == 64 else ""))
+            m_cpu = statistics.median(c.server_cpu_us for c in cells[("memex", n)])
+            e_cpu = statistics.median(c.server_cpu_us for c in cells[("echo", n)])
+            out(f"{n} sessions: server CPU per step (median) memex {m_cpu:.0f} us, echo "
+                f"{e_cpu:.0f} us: echo/memex {e_cpu / m_cpu:.2f}, the ratio a server-bound run "
+                f"would reach")
         if replica_list:
             n = max(counts)
             totals = rates[("replicas", n)]
@@ -396,6 +453,11 @@ def main() -> None:
     with serve_command([sys.executable, __file__, "--memory-server", "{port}"], name="memory",
                        timeout_s=600) as server:
         memory(server.url, server.process.pid, memex_plan(hard), out)
+    live, left, kept = python_memory_left(hard)
+    out(f"why (the same {len(hard)} episodes in process): Python allocations {live:.1f} MiB "
+        f"while they live, {left:.2f} MiB once deleted (tracemalloc), RSS kept {kept:+.1f} MiB"
+        + (": the objects are freed; the allocators keep the pages (pymalloc arenas and glibc's "
+           "heap stay mapped while any block in them is in use)" if left < 0.1 * live else ""))
 
     if args.report:
         Path(args.report).write_text(
