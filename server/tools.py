@@ -439,14 +439,22 @@ class Toolkit:
                if d.entity_id == entity_id or d.account_id in accounts]
         parties = {entity_id} | {d.entity_id for d in own}
         shared: dict[str, dict[str, Any]] = {}
-        for d in own:
-            for other in self.ix.logins_by_device[d.device_id] + self.ix.logins_by_ip[d.ip_address]:
+        # Every login on a device or IP an own login used, in the order of the own logins; a
+        # device or IP already gone through adds nothing the second time (each step below is
+        # idempotent), and an entity's logins mostly share one device and one IP.
+        groups = dict.fromkeys(key for d in own for key in (("device", d.device_id),
+                                                           ("ip", d.ip_address)))
+        for kind, value in groups:
+            logins = (self.ix.logins_by_device if kind == "device" else self.ix.logins_by_ip)
+            for other in logins[value]:
                 owner = self.ix.accounts[other.account_id].owner_id
                 if other.account_id in accounts or {other.entity_id, owner} <= parties:
                     continue
-                row = shared.setdefault(other.entity_id, {**self._entity_brief(other.entity_id),
-                                                          "login_ids": [], "devices": set(),
-                                                          "ips": set()})
+                row = shared.get(other.entity_id)
+                if row is None:
+                    row = shared[other.entity_id] = {**self._entity_brief(other.entity_id),
+                                                     "login_ids": [], "devices": set(),
+                                                     "ips": set()}
                 if other.id not in row["login_ids"]:
                     row["login_ids"].append(other.id)
                 row["devices"].add(other.device_id)

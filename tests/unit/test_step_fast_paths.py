@@ -259,3 +259,45 @@ def test_watchlist_screening_matches_plain_difflib_on_every_name_of_real_cases()
             screened += 1
             hits += len(got)
     assert screened > 1_000 and hits > 100
+
+
+def _plain_device_overlap(toolkit, entity_id: str) -> dict:
+    """`check_device_overlap` going through every own login's device and IP lists in turn."""
+    ix = toolkit.ix
+    accounts = {a.id for a in ix.accounts_of[entity_id]}
+    own = [d for d in ix.case.devices if d.entity_id == entity_id or d.account_id in accounts]
+    parties = {entity_id} | {d.entity_id for d in own}
+    shared: dict = {}
+    for d in own:
+        for other in ix.logins_by_device[d.device_id] + ix.logins_by_ip[d.ip_address]:
+            owner = ix.accounts[other.account_id].owner_id
+            if other.account_id in accounts or {other.entity_id, owner} <= parties:
+                continue
+            row = shared.setdefault(other.entity_id, {**toolkit._entity_brief(other.entity_id),
+                                                      "login_ids": [], "devices": set(),
+                                                      "ips": set()})
+            if other.id not in row["login_ids"]:
+                row["login_ids"].append(other.id)
+            row["devices"].add(other.device_id)
+            row["ips"].add(other.ip_address)
+    for row in shared.values():
+        row["devices"], row["ips"] = sorted(row["devices"]), sorted(row["ips"])
+    return {"entity": toolkit._entity_brief(entity_id),
+            "logins": [{"login_id": d.id, "by": toolkit._entity_brief(d.entity_id),
+                        "account_id": d.account_id, "device_id": d.device_id,
+                        "ip_address": d.ip_address, "timestamp": d.timestamp} for d in own],
+            "shared_with": list(shared.values())}
+
+
+def test_device_overlap_matches_the_login_by_login_walk_on_every_entity():
+    """Going through each device and IP once gives what walking every own login's lists gives,
+    order included, for every entity of a grid of cases."""
+    env, shared = MemexEnvironment(), 0
+    for options in _cases():
+        env.reset(**options)
+        toolkit = env._toolkit
+        for entity_id in toolkit.ix.entities:
+            got = toolkit.check_device_overlap(entity_id)
+            assert repr(got) == repr(_plain_device_overlap(toolkit, entity_id))
+            shared += len(got["shared_with"])
+    assert shared > 50
