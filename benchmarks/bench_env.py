@@ -1,7 +1,7 @@
 """Environment speed from one run, over the tool mix a rollout really makes: the heuristic
 investigator's whole episodes, recorded in process and replayed.
 
-    .venv/bin/python benchmarks/bench_env.py [--episodes 64] [--repeats 3] [--cell-s 4]
+    .venv/bin/python benchmarks/bench_env.py [--episodes 64] [--repeats 3] [--cell-s 8]
         [--sessions 1,64] [--replicas 0] [--report docs/bench_env.md]
 
 1. In process: reset p50, and each tool's step cost (this thread's CPU time: p50 and mean,
@@ -13,11 +13,14 @@ investigator's whole episodes, recorded in process and replayed.
    like Memex; `memex.testing.echo_server`). Each session replays recorded episodes: in each
    round every session resets (untimed), then all sessions replay one whole episode
    concurrently (timed); the echo gets the same schedule, one echo step per recorded action.
-   A cell runs rounds until `--cell-s` seconds of timed steps; the cells are interleaved
-   (memex, echo, [replicas] in a rotating order) and repeated `--repeats` times, and the table
-   gives each repeat's ratio and the spread of the repeats. Target: Memex / echo >= 0.6 at 64
+   The cells of one session count are measured together, round by round (the next round goes
+   to the server with the least timed seconds so far), so Memex and the echo see the same
+   stretch of whatever else the machine runs, until each has `--cell-s` seconds of timed
+   steps; that is repeated `--repeats` times, and the table gives each repeat's ratio, the
+   spread of the repeats, and the CPU per step of the servers and of this client (what a
+   server-bound run's ratio would be, whatever the load). Target: Memex / echo >= 0.6 at 64
    sessions. With `--replicas N` (0: one per core) N Memex processes share the largest session
-   count, round-robin.
+   count, round-robin, in the same rounds.
 3. Memory per session, on a fresh server (one warm-up episode first, so one-time imports and
    caches are not charged to sessions): RSS after 64 hard-difficulty resets, after replaying a
    heuristic episode in each, after the sessions close, after `gc.collect()` and after glibc's
@@ -61,7 +64,7 @@ from memex.server.environment import MemexEnvironment
 
 TARGET_TOOL_P50_US = 100
 TARGET_RATIO_AT_64 = 0.6
-AGREEMENT = 0.10  # repeats of a cell should agree within this share of their median
+AGREEMENT = 0.10  # repeats of a ratio should agree within this share of their median
 
 
 @dataclass(frozen=True)
@@ -178,42 +181,83 @@ class Cell:
     client_cpu_us: float  # this process's CPU per step, over the timed steps
 
 
-async def ws_cell(urls: list[str], servers: list[psutil.Process], sessions: int, plan: Plan,
-                  min_s: float, expect_done: bool) -> Cell:
-    """Steps/s over rounds of whole replayed episodes (see the module docstring), until
-    `min_s` seconds of timed steps, with the CPU the servers and this client spent on them
-    (every reply is in before the clock starts or stops, so it is the steps' CPU alone).
-    Sessions go to the URLs in turn."""
-    me = [psutil.Process()]
-    conns = [await connect(urls[i % len(urls)].replace("http", "ws") + "/ws", max_size=None)
-             for i in range(sessions)]
+@dataclass
+class Target:
+    """One server (or set of replicas) and what a cell replays against it."""
+    urls: list[str]
+    processes: list[psutil.Process]
+    plan: Plan
+    expect_done: bool
 
-    async def reset(ws, message: str) -> None:
+
+class Sessions:
+    """`n` open sessions on a target, replaying its plan a round at a time."""
+
+    def __init__(self, target: Target, n: int):
+        self.target, self.n, self.conns = target, n, []
+        self.rounds = self.steps = 0
+        self.timed = self.server_cpu = self.client_cpu = 0.0
+
+    async def open(self) -> None:
+        urls = self.target.urls
+        self.conns = [await connect(urls[i % len(urls)].replace("http", "ws") + "/ws",
+                                    max_size=None) for i in range(self.n)]
+
+    async def close(self) -> None:
+        for ws in self.conns:
+            await ws.close()
+
+    async def round(self) -> None:
+        """Every session resets (untimed), then all replay one whole episode concurrently
+        (timed, with the CPU the servers and this client spent: every reply is in before the
+        clock starts or stops, so it is the steps' CPU alone)."""
+        plan, n, me = self.target.plan, self.n, [psutil.Process()]
+        chosen = [plan[(self.rounds * n + i) % len(plan)] for i in range(n)]
+        await asyncio.gather(*(self._reset(ws, m)
+                               for ws, (m, _) in zip(self.conns, chosen, strict=True)))
+        cpu0, mine0, start = cpu_s(self.target.processes), cpu_s(me), time.perf_counter()
+        await asyncio.gather(*(self._play(ws, s)
+                               for ws, (_, s) in zip(self.conns, chosen, strict=True)))
+        self.timed += time.perf_counter() - start
+        self.server_cpu += cpu_s(self.target.processes) - cpu0
+        self.client_cpu += cpu_s(me) - mine0
+        self.steps += sum(len(s) for _, s in chosen)
+        self.rounds += 1
+
+    @staticmethod
+    async def _reset(ws, message: str) -> None:
         await ws.send(message)
         await ws.recv()
 
-    async def play(ws, steps: list[str]) -> None:
+    async def _play(self, ws, steps: list[str]) -> None:
         reply = ""
         for message in steps:
             await ws.send(message)
             reply = await ws.recv()
-        if expect_done and not json.loads(reply)["data"].get("done"):
+        if self.target.expect_done and not json.loads(reply)["data"].get("done"):
             raise RuntimeError("a replayed episode did not end: the replay diverged")
 
-    timed, server_cpu, client_cpu, steps, r = 0.0, 0.0, 0.0, 0, 0
-    while timed < min_s or r < 2:
-        chosen = [plan[(r * sessions + i) % len(plan)] for i in range(sessions)]
-        await asyncio.gather(*(reset(ws, m) for ws, (m, _) in zip(conns, chosen, strict=True)))
-        cpu0, mine0, start = cpu_s(servers), cpu_s(me), time.perf_counter()
-        await asyncio.gather(*(play(ws, s) for ws, (_, s) in zip(conns, chosen, strict=True)))
-        timed += time.perf_counter() - start
-        server_cpu += cpu_s(servers) - cpu0
-        client_cpu += cpu_s(me) - mine0
-        steps += sum(len(s) for _, s in chosen)
-        r += 1
-    for ws in conns:
-        await ws.close()
-    return Cell(steps / timed, server_cpu / steps * 1e6, client_cpu / steps * 1e6)
+    def cell(self) -> Cell:
+        return Cell(self.steps / self.timed, self.server_cpu / self.steps * 1e6,
+                    self.client_cpu / self.steps * 1e6)
+
+
+async def interleaved(targets: dict[str, Target], n: int, min_s: float) -> dict[str, Cell]:
+    """One cell per target at `n` sessions, measured in interleaved rounds: the next round
+    always goes to the target with the least timed seconds so far, so every target is
+    measured through the same stretch of whatever else the machine runs, until each has
+    `min_s` seconds (and two rounds)."""
+    runs = {name: Sessions(target, n) for name, target in targets.items()}
+    for run in runs.values():
+        await run.open()
+    while True:
+        behind = min(runs.values(), key=lambda r: (r.rounds >= 2, r.timed))
+        if behind.rounds >= 2 and behind.timed >= min_s:
+            break
+        await behind.round()
+    for run in runs.values():
+        await run.close()
+    return {name: run.cell() for name, run in runs.items()}
 
 
 def spread(xs: list[float]) -> float:
@@ -355,7 +399,7 @@ def main() -> None:
                         "for memory)")
     p.add_argument("--rounds", type=int, default=3, help="in-process replays of the episodes")
     p.add_argument("--repeats", type=int, default=3, help="interleaved repeats of each WS cell")
-    p.add_argument("--cell-s", type=float, default=4.0, help="timed seconds per WS cell")
+    p.add_argument("--cell-s", type=float, default=8.0, help="timed seconds per WS cell")
     p.add_argument("--sessions", default="1,64")
     p.add_argument("--replicas", type=int, default=0,
                    help="Memex processes for the replicas cell (0: one per core; 1: skip it)")
@@ -385,8 +429,8 @@ def main() -> None:
     plans = {"memex": memex_plan(medium), "echo": echo_plan(medium)}
     cells: dict[tuple[str, int], list[Cell]] = {}
     out("")
-    out(f"## WebSocket ({args.repeats} interleaved repeats, >= {args.cell_s:g} s of timed steps "
-        f"per cell)")
+    out(f"## WebSocket ({args.repeats} repeats of interleaved rounds, >= {args.cell_s:g} s of "
+        f"timed steps per cell)")
     with contextlib.ExitStack() as stack:
         memex = stack.enter_context(serve("memex.openenv_server", "--log-level", "warning",
                                           timeout_s=600))
@@ -399,19 +443,19 @@ def main() -> None:
                 name="replicas", timeout_s=600))
             replica_list = replica_urls("127.0.0.1", first.port, replicas)
             _wait_healthy(replica_list, timeout_s=600)
-        servers = {"memex": ([memex.url], [psutil.Process(memex.process.pid)], "memex", True),
-                   "echo": ([echo.url], [psutil.Process(echo.process.pid)], "echo", False)}
+        targets = {"memex": Target([memex.url], [psutil.Process(memex.process.pid)],
+                                   plans["memex"], True),
+                   "echo": Target([echo.url], [psutil.Process(echo.process.pid)],
+                                  plans["echo"], False)}
         if replica_list:
-            servers["replicas"] = (replica_list, psutil.Process(first.process.pid).children(),
-                                   "memex", True)
-        for rep in range(args.repeats):
+            targets["replicas"] = Target(replica_list,
+                                         psutil.Process(first.process.pid).children(),
+                                         plans["memex"], True)
+        for _ in range(args.repeats):
             for n in counts:
-                names = ["memex", "echo"] + (["replicas"] if replica_list and n == max(counts)
-                                             else [])
-                names = names[rep % len(names):] + names[:rep % len(names)]
-                for name in names:
-                    urls, procs, plan, done = servers[name]
-                    cell = asyncio.run(ws_cell(urls, procs, n, plans[plan], args.cell_s, done))
+                chosen = {name: t for name, t in targets.items()
+                          if name != "replicas" or n == max(counts)}
+                for name, cell in asyncio.run(interleaved(chosen, n, args.cell_s)).items():
                     cells.setdefault((name, n), []).append(cell)
         rates = {key: [c.steps_per_s for c in cs] for key, cs in cells.items()}
         out(f"{'sessions':>8} {'repeat':>6} {'memex steps/s':>14} {'echo steps/s':>13} "
@@ -427,11 +471,12 @@ def main() -> None:
         for n in counts:
             ms, es = rates[("memex", n)], rates[("echo", n)]
             ratios = [m / e for m, e in zip(ms, es, strict=True)]
-            agree = max(spread(ms), spread(es)) <= AGREEMENT
+            agree = spread(ratios) <= AGREEMENT
             out(f"{n} sessions: memex/echo median {statistics.median(ratios):.2f} (repeats "
-                f"{min(ratios):.2f}-{max(ratios):.2f}); spread of the repeats memex "
-                f"{spread(ms):.0%}, echo {spread(es):.0%} "
-                f"({'within' if agree else 'NOT within'} {AGREEMENT:.0%})"
+                f"{min(ratios):.2f}-{max(ratios):.2f}, spread {spread(ratios):.0%}: "
+                f"{'within' if agree else 'NOT within'} {AGREEMENT:.0%}); spread of the rates "
+                f"themselves, which follow the machine's load: memex {spread(ms):.0%}, echo "
+                f"{spread(es):.0%}"
                 + (f"; target >= {TARGET_RATIO_AT_64} at 64: "
                    f"{'met' if statistics.median(ratios) >= TARGET_RATIO_AT_64 else 'MISSED'}"
                    if n == 64 else ""))
