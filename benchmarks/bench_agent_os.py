@@ -244,13 +244,14 @@ def main(argv: list[str] | None = None) -> None:
         return next((r for r in rows if r.client == client and r.sessions == n), None)
 
     print("\nratios measured in this run")
-    print(f"{'sessions':>9}{'runtime/openenv eps/s':>24}{'runtime/asyncio CPU':>22}"
+    print(f"{'sessions':>9}{'runtime/openenv eps/s':>24}{'runtime/asyncio eps/s':>24}"
+          f"{'runtime/asyncio CPU':>22}"
           f"{'runtime+json/asyncio CPU':>26}"
           + (f"{f'runtime x{args.replicas}/openenv':>24}" if args.replicas > 1 else ""))
     for n in CONCURRENCY:
         a, b, c = cell("runtime", n), cell("openenv", n), cell("asyncio", n)
         aj = cell("runtime+json", n)
-        line = (f"{n:>9}{a.eps_per_s / b.eps_per_s:>24.2f}"
+        line = (f"{n:>9}{a.eps_per_s / b.eps_per_s:>24.2f}{a.eps_per_s / c.eps_per_s:>24.2f}"
                 f"{a.client_cpu_us_per_step / c.client_cpu_us_per_step:>22.2f}"
                 f"{aj.client_cpu_us_per_step / c.client_cpu_us_per_step:>26.2f}")
         if args.replicas > 1:

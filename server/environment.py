@@ -232,8 +232,9 @@ class MemexEnvironment(DeclaredToolsMcp, TaskSplits,
                 ev.page_faults = len(faults)
                 self._counts["page_faults"] += len(faults)
                 events += [f"page fault: {i} was no longer resident" for i in faults]
-            key = _call_key(tool, args)
-            if spec.category != "terminal" and key in self._calls:
+            # A terminal call ends the episode: it is never redundant, and no call follows it.
+            key = None if spec.category == "terminal" else _call_key(tool, args)
+            if key is not None and key in self._calls:
                 ev.redundant = True
                 self._counts["redundant_calls"] += 1
                 events.append("redundant call: same tool and arguments as an earlier step")
@@ -244,7 +245,8 @@ class MemexEnvironment(DeclaredToolsMcp, TaskSplits,
                 raise CodedError("deadline_exceeded", f"the call ran longer than the server's "
                                  f"step deadline ({timeout_s:g} s); its result was dropped")
             result = out
-            self._calls.add(key)
+            if key is not None:
+                self._calls.add(key)
         except CodedError as exc:  # validated: the code must be one the wire declares
             error = ToolError(code=exc.code, message=str(exc))
             if isinstance(exc, ToolInputError) and exc.code == "not_ready":

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import difflib
 import functools
+import math
 import re
 import unicodedata
-from collections import defaultdict
+from collections import Counter, defaultdict
 from datetime import date
 from typing import Annotated, Any
 
@@ -122,11 +123,19 @@ class Toolkit:
         self._eta_for = eta_for
 
     @functools.cached_property
-    def _watchlist(self) -> list[tuple[Any, frozenset[str], difflib.SequenceMatcher]]:
-        """Each watchlist entry with its normalised name's tokens and a matcher against that
-        name (a matcher indexes its second sequence once, for every query compared to it)."""
-        return [(w, frozenset(name.split()), difflib.SequenceMatcher(None, "", name))
+    def _watchlist(self) -> list[tuple[Any, str, frozenset[str], Counter[str]]]:
+        """Each watchlist entry with its normalised name, that name's tokens and letters."""
+        return [(w, name, frozenset(name.split()), Counter(name))
                 for w in self.ix.case.watchlist for name in (_norm_name(w.name),)]
+
+    def _matcher(self, name: str) -> difflib.SequenceMatcher:
+        """A matcher against a watchlist name, built on first need (it indexes the name once,
+        for every query compared to it; most queries are ruled out before one is needed)."""
+        matchers = self.__dict__.setdefault("_matchers", {})
+        matcher = matchers.get(name)
+        if matcher is None:
+            matcher = matchers[name] = difflib.SequenceMatcher(None, "", name)
+        return matcher
 
     # ---- views ----------------------------------------------------------------------------
     def _txn_line(self, t, account_id: str | None = None) -> dict[str, Any]:
@@ -241,11 +250,14 @@ class Toolkit:
                 and (end_date is None or t.timestamp[:10] <= end_date)
                 and (channel is None or t.channel == channel)
                 and (min_amount_usd is None or t.amount_usd >= min_amount_usd)]
-        totals: dict[str, dict[str, float]] = defaultdict(lambda: {"count": 0, "usd": 0.0})
+        amounts: dict[tuple[str, bool], list[float]] = defaultdict(list)
         for t in rows:
-            key = f"{t.channel}_{'in' if t.to_account == account_id else 'out'}"
-            totals[key]["count"] += 1
-            totals[key]["usd"] = round(totals[key]["usd"] + t.amount_usd, 2)
+            amounts[t.channel, t.to_account != account_id].append(t.amount_usd)
+        # Every amount is a whole number of cents (`scenarios.builder`), so the sum rounded once
+        # is the total rounded after each line, as an auditor would add them.
+        totals = {f"{channel}_{'out' if out else 'in'}": {"count": len(usd),
+                                                          "usd": round(math.fsum(usd), 2)}
+                  for (channel, out), usd in amounts.items()}
         acct = self.ix.accounts[account_id]
         return {"account_id": account_id, "owner": self._entity_brief(acct.owner_id),
                 "bank": acct.bank, "matches": len(rows), "totals": dict(sorted(totals.items())),
@@ -266,12 +278,19 @@ class Toolkit:
         if len(query) < 3:
             raise ToolInputError("invalid_argument", "name must have at least 3 letters")
         hits = []
-        q_tokens = set(query.split())
-        for w, w_tokens, matcher in self._watchlist:
+        q_tokens, q_letters = set(query.split()), Counter(query)
+        for w, w_name, w_tokens, w_letters in self._watchlist:
             overlap = len(q_tokens & w_tokens) / max(1, min(len(q_tokens), len(w_tokens)))
-            matcher.set_seq1(query)
-            # quick_ratio() bounds ratio() from above: skip the exact ratio when it can't count
-            score = matcher.ratio() if max(matcher.quick_ratio(), overlap * 0.9) >= 0.8 else 0.0
+            # The exact ratio only counts where it can reach 0.8 (and then exceed the overlap
+            # term, itself below 1 * 0.9): the length bound (difflib's real_quick_ratio) and
+            # the letters in common (its quick_ratio, the same number) bound it from above,
+            # cheapest first, so most entries never need it.
+            score, total = 0.0, len(query) + len(w_name)
+            if 2.0 * min(len(query), len(w_name)) / total >= 0.8 \
+                    and 2.0 * (q_letters & w_letters).total() / total >= 0.8:
+                matcher = self._matcher(w_name)
+                matcher.set_seq1(query)
+                score = matcher.ratio()
             similarity = max(score, overlap * 0.9)
             if similarity >= 0.8:
                 hits.append({"entry_id": w.id, "list": w.list, "name": w.name,
@@ -421,14 +440,22 @@ class Toolkit:
                if d.entity_id == entity_id or d.account_id in accounts]
         parties = {entity_id} | {d.entity_id for d in own}
         shared: dict[str, dict[str, Any]] = {}
-        for d in own:
-            for other in self.ix.logins_by_device[d.device_id] + self.ix.logins_by_ip[d.ip_address]:
+        # Every login on a device or IP an own login used, in the order of the own logins; a
+        # device or IP already gone through adds nothing the second time (each step below is
+        # idempotent), and an entity's logins mostly share one device and one IP.
+        groups = dict.fromkeys(key for d in own for key in (("device", d.device_id),
+                                                           ("ip", d.ip_address)))
+        for kind, value in groups:
+            logins = (self.ix.logins_by_device if kind == "device" else self.ix.logins_by_ip)
+            for other in logins[value]:
                 owner = self.ix.accounts[other.account_id].owner_id
                 if other.account_id in accounts or {other.entity_id, owner} <= parties:
                     continue
-                row = shared.setdefault(other.entity_id, {**self._entity_brief(other.entity_id),
-                                                          "login_ids": [], "devices": set(),
-                                                          "ips": set()})
+                row = shared.get(other.entity_id)
+                if row is None:
+                    row = shared[other.entity_id] = {**self._entity_brief(other.entity_id),
+                                                     "login_ids": [], "devices": set(),
+                                                     "ips": set()}
                 if other.id not in row["login_ids"]:
                     row["login_ids"].append(other.id)
                 row["devices"].add(other.device_id)

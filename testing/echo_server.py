@@ -1,6 +1,10 @@
 """A trivial OpenEnv echo environment served exactly like Memex (same `create_env_app`, same
-session limit), used as the same-run baseline in `benchmarks/bench_env.py`. Not a test double
-of Memex: it is the reference point for what the framework itself costs.
+session limit, same uvicorn options), used as the same-run baseline in `benchmarks/bench_env.py`.
+Not a test double of Memex: it is the reference point for what the framework itself costs.
+
+It steps like Memex too: `step_async`/`reset_async` run on the event loop. Without them OpenEnv
+would hop every echo step through a per-session thread pool while Memex steps on the loop, and
+the ratio would credit Memex with the thread hop it avoids rather than measure what it adds.
 
     python -m memex.testing.echo_server --port 8020
 """
@@ -40,6 +44,13 @@ class EchoEnvironment(Environment[EchoAction, EchoObservation, State]):
     def step(self, action: EchoAction, **_: Any) -> EchoObservation:
         self._state.step_count += 1
         return EchoObservation(echoed=action.message, reward=0.0)
+
+    async def reset_async(self, seed: int | None = None, episode_id: str | None = None,
+                          **kwargs: Any) -> EchoObservation:
+        return self.reset(seed=seed, episode_id=episode_id, **kwargs)
+
+    async def step_async(self, action: EchoAction, **kwargs: Any) -> EchoObservation:
+        return self.step(action, **kwargs)
 
     @property
     def state(self) -> State:

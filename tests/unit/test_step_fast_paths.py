@@ -6,6 +6,7 @@ finds in the result's JSON, and the memoised step reward is the reward computed 
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 import itertools
 import json
@@ -188,3 +189,115 @@ def test_residency_of_one_id_agrees_with_the_resident_set_through_real_episodes(
     for seed in range(6):
         run_episode(Heuristic(), seed=seed, difficulty="hard", env=env)
     assert checked > 50  # seen IDs that had left residency were among those checked
+
+
+def _cases() -> list[dict]:
+    return [{"seed": i, "difficulty": d, "kind": k} for i, k in enumerate(KINDS)
+            for d in DIFFICULTIES] + [{"case": "1mdb"}]
+
+
+def _plain_totals(toolkit, account_id: str, rows) -> dict:
+    """The ledger totals as an auditor adds them: rounded to the cent after every line."""
+    totals = {}
+    for t in rows:
+        key = f"{t.channel}_{'in' if t.to_account == account_id else 'out'}"
+        entry = totals.setdefault(key, {"count": 0, "usd": 0.0})
+        entry["count"] += 1
+        entry["usd"] = round(entry["usd"] + t.amount_usd, 2)
+    return dict(sorted(totals.items()))
+
+
+def test_ledger_totals_match_the_line_by_line_rounded_sums():
+    """`query_transactions` rounds each total once; that is the running total rounded after
+    every line, value and type, on every account of a grid of cases, with and without filters."""
+    env, checked = MemexEnvironment(), 0
+    for options in _cases():
+        env.reset(**options)
+        toolkit = env._toolkit
+        for account_id, rows in toolkit.ix.txns_of_account.items():
+            for channel in (None, "cash", "wire"):
+                got = toolkit.query_transactions(account_id, channel=channel)["totals"]
+                kept = [t for t in rows if channel is None or t.channel == channel]
+                assert repr(got) == repr(_plain_totals(toolkit, account_id, kept))
+                checked += 1
+    assert checked > 1_000
+
+
+def _plain_watchlist_hits(toolkit, name: str) -> list[dict]:
+    """The screening as plain difflib: the exact ratio wherever either bound reaches 0.8."""
+    query = tools._norm_name(name)
+    q_tokens, hits = set(query.split()), []
+    for w in toolkit.ix.case.watchlist:
+        w_name = tools._norm_name(w.name)
+        w_tokens = set(w_name.split())
+        overlap = len(q_tokens & w_tokens) / max(1, min(len(q_tokens), len(w_tokens)))
+        matcher = difflib.SequenceMatcher(None, query, w_name)
+        score = matcher.ratio() if max(matcher.quick_ratio(), overlap * 0.9) >= 0.8 else 0.0
+        similarity = max(score, overlap * 0.9)
+        if similarity >= 0.8:
+            hits.append((w.id, round(similarity, 2)))
+    return sorted(hits, key=lambda h: (-h[1], h[0]))[:10]
+
+
+def test_watchlist_screening_matches_plain_difflib_on_every_name_of_real_cases():
+    """The bounds that skip most exact ratios change no hit and no similarity: every entity
+    and watchlist name of a grid of cases, and altered spellings of them, screened both ways."""
+    env, rng, screened, hits = MemexEnvironment(), random.Random(5), 0, 0
+    for options in _cases():
+        env.reset(**options)
+        toolkit = env._toolkit
+        names = [e.name for e in toolkit.ix.entities.values()]
+        names += [w.name for w in toolkit.ix.case.watchlist]
+        names += [n[:i] + n[i + 1:] for n in names[:20] for i in (rng.randrange(len(n)),)]
+        names += [" ".join(reversed(n.split())) for n in names[:10]]
+        for name in names:
+            if len(tools._norm_name(name)) < 3:
+                continue
+            got = [(h["entry_id"], h["similarity"])
+                   for h in toolkit.check_watchlist(name)["hits"]]
+            assert got == _plain_watchlist_hits(toolkit, name), name
+            screened += 1
+            hits += len(got)
+    assert screened > 1_000 and hits > 100
+
+
+def _plain_device_overlap(toolkit, entity_id: str) -> dict:
+    """`check_device_overlap` going through every own login's device and IP lists in turn."""
+    ix = toolkit.ix
+    accounts = {a.id for a in ix.accounts_of[entity_id]}
+    own = [d for d in ix.case.devices if d.entity_id == entity_id or d.account_id in accounts]
+    parties = {entity_id} | {d.entity_id for d in own}
+    shared: dict = {}
+    for d in own:
+        for other in ix.logins_by_device[d.device_id] + ix.logins_by_ip[d.ip_address]:
+            owner = ix.accounts[other.account_id].owner_id
+            if other.account_id in accounts or {other.entity_id, owner} <= parties:
+                continue
+            row = shared.setdefault(other.entity_id, {**toolkit._entity_brief(other.entity_id),
+                                                      "login_ids": [], "devices": set(),
+                                                      "ips": set()})
+            if other.id not in row["login_ids"]:
+                row["login_ids"].append(other.id)
+            row["devices"].add(other.device_id)
+            row["ips"].add(other.ip_address)
+    for row in shared.values():
+        row["devices"], row["ips"] = sorted(row["devices"]), sorted(row["ips"])
+    return {"entity": toolkit._entity_brief(entity_id),
+            "logins": [{"login_id": d.id, "by": toolkit._entity_brief(d.entity_id),
+                        "account_id": d.account_id, "device_id": d.device_id,
+                        "ip_address": d.ip_address, "timestamp": d.timestamp} for d in own],
+            "shared_with": list(shared.values())}
+
+
+def test_device_overlap_matches_the_login_by_login_walk_on_every_entity():
+    """Going through each device and IP once gives what walking every own login's lists gives,
+    order included, for every entity of a grid of cases."""
+    env, shared = MemexEnvironment(), 0
+    for options in _cases():
+        env.reset(**options)
+        toolkit = env._toolkit
+        for entity_id in toolkit.ix.entities:
+            got = toolkit.check_device_overlap(entity_id)
+            assert repr(got) == repr(_plain_device_overlap(toolkit, entity_id))
+            shared += len(got["shared_with"])
+    assert shared > 50
