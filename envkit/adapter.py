@@ -121,6 +121,9 @@ class EnvAdapter(ABC):
     task_variable: str | None = None  # environment variable naming the default task
     metrics_note: str = ""
     success_label: str = "success"
+    # The Gymnasium face's spec (`envkit.gym.GymSpec`, or its import path), if the environment
+    # has one.
+    gym_spec: Any = None
 
     # -- running --
     def open(self, base_url: str | None = None) -> Session:
