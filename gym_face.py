@@ -10,14 +10,15 @@ aimed at only while it is resident (alert, RAM, disk), so the menu never page-fa
 named, `retrieve_async_result` at a trace job once it is due (polling early is a penalised no-op).
 
 **Completion.** `query_transactions` lists the account's wires from the alert window's start;
-`write_to_case_file` writes the resident IDs not yet on disk (newest page first), its note being
-one of the manual's red-flag codes (a tagged note) or "evidence"; `file_sar` names the subject
+`write_to_case_file` writes the resident IDs (newest page first) not yet under its note, the note
+being one of the manual's red-flag codes (a tagged note) or "evidence"; `file_sar` names the subject
 and the entities of its tagged notes, one finding per tag with that note's IDs as evidence, and
 cites the loaded sections; `close_alert` cites the loaded sections. `search_compliance_manual`
 (free text) is left out: `update_system_prompt` is offered for every section of the manual.
 
-**Features** (all read from observations, none from the hidden case): the alert's rule and the
-subject's kind; the share of the step budget used; whether the last call failed; the trace job's
+**Features** (all read from observations, none from the hidden case): the alert's rule, what its
+cash deposits show (near the CTR threshold, several branches, other depositors) and the subject's
+kind; the share of the step budget used; whether the last call failed; the trace job's
 state; which tools' pages sit in RAM with IDs not yet on disk; for each cross-check the
 heuristic investigator runs (`policies.heuristic`: documents vs the alerted inflow, the trace's
 last hop vs the registry, device co-users vs the registry, watchlist dates vs KYC dates, holdings
@@ -35,19 +36,25 @@ import numpy as np
 
 from memex.envkit.gym import Call, GymSpec, Reader
 from memex.models import TOOL_NAMES
-from memex.policies.heuristic import DOCUMENT_MATCH_FACTOR, PRICE_FACTOR, TYPOLOGY
+from memex.policies.heuristic import (
+    DOCUMENT_MATCH_FACTOR,
+    NEAR_CTR_USD,
+    PRICE_FACTOR,
+    TYPOLOGY,
+)
 from memex.scenarios.ids import ID_PATTERN, record_type
-from memex.scenarios.manual import RED_FLAG_CODES, SECTIONS
+from memex.scenarios.manual import CTR_THRESHOLD_USD, RED_FLAG_CODES, SECTIONS
 from memex.state_manager import MAX_NOTES
 
 RULES = tuple(TYPOLOGY)
 CODES = tuple(RED_FLAG_CODES)
 NOTES = (*CODES, "evidence")  # a tagged note, or plain evidence
 SECTION_IDS = tuple(SECTIONS)
+SURFACE = ("CASH_BELOW_CTR_THRESHOLD", "MULTI_BRANCH_CASH", "MULTIPLE_DEPOSITORS")
 CHECKS = ("source_of_funds", "trace", "device", "watchlist", "holdings", "price")
 MAX_EVIDENCE = 64  # `declarations.MAX_ARG_ITEMS`
 MAX_FINDING_IDS = 40  # `graders.decision.Finding.evidence_ids`
-FEATURE_SIZE = (len(RULES) + 1 + 1 + 1 + 2 + len(TOOL_NAMES) + 2 * len(CHECKS) + len(NOTES)
+FEATURE_SIZE = (len(RULES) + len(SURFACE) + 1 + 1 + 1 + 2 + len(TOOL_NAMES) + 2 * len(CHECKS) + len(NOTES)
                 + len(SECTION_IDS))
 
 
@@ -76,6 +83,12 @@ class AmlReader(Reader):
     # -- reading --
     def observe(self, obs: Any, call: Call | None) -> None:
         self.obs = obs
+        ctx = obs.context
+        self.loaded = [s.section_id for s in ctx.kernel]
+        self.disk = {i for n in ctx.disk for i in n.ids}
+        self.resident = self.alert_ids | {i for p in ctx.ram for i in p.ids} | self.disk
+        self._visible: dict[str, list[str | None]] = {}
+        self._cache: dict[str, Any] = {}
         if obs.error is not None or obs.result is None or not obs.context.ram:
             return
         tool = obs.tool or "review_alert"
@@ -109,22 +122,18 @@ class AmlReader(Reader):
             for value in node:
                 self._collect(value)
 
-    def _resident(self) -> set[str]:
-        ctx = self.obs.context
-        return self.alert_ids | {i for p in ctx.ram for i in p.ids} | \
-            {i for n in ctx.disk for i in n.ids}
-
     def visible(self, kind: str) -> Sequence[str | None]:
         if kind == "job":
             return [j.job_id if j.status == "ready" else None for j in self.obs.context.jobs]
         if kind == "commodity":
             return self.commodities
-        resident = self._resident()
-        if kind == "wire":
-            records = [i for i in self.order.get("transaction", []) if i in self.wires]
-        else:
-            records = self.order.get("entity" if kind == "entity_name" else kind, [])
-        return [i if i in resident else None for i in records]
+        if kind not in self._visible:
+            if kind == "wire":
+                records = [i for i in self.order.get("transaction", []) if i in self.wires]
+            else:
+                records = self.order.get("entity" if kind == "entity_name" else kind, [])
+            self._visible[kind] = [i if i in self.resident else None for i in records]
+        return self._visible[kind]
 
     def value(self, kind: str, ident: str) -> Any:
         if kind == "entity_name":
@@ -140,36 +149,55 @@ class AmlReader(Reader):
 
     # -- completion --
     def complete(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any] | None:
-        ctx = self.obs.context
-        loaded = [s.section_id for s in ctx.kernel]
+        ctx, loaded = self.obs.context, self.loaded
+        if tool == "update_system_prompt":
+            return None if arguments["section_id"] in loaded else arguments
         if tool == "query_transactions":
             return {**arguments, "start_date": self.alert["window"]["start"], "limit": 20}
         if tool == "write_to_case_file":
-            disk = {i for n in ctx.disk for i in n.ids}
-            fresh = [i for p in reversed(ctx.ram) for i in sorted(p.ids)] + sorted(self.alert_ids)
-            evidence = [i for i in dict.fromkeys(fresh) if i not in disk][:MAX_EVIDENCE]
-            if not evidence or len(ctx.disk) >= MAX_NOTES:
+            if len(ctx.disk) >= MAX_NOTES:
                 return None
-            return {**arguments, "evidence_ids": evidence}
-        if tool == "update_system_prompt":
-            return None if arguments["section_id"] in loaded else arguments
+            filed = self._once("filed", self._filed)
+            fresh = self._once("fresh", lambda: list(dict.fromkeys(
+                [i for p in reversed(ctx.ram) for i in sorted(p.ids)] + sorted(self.alert_ids))))
+            done = filed.get(arguments["note"], ())
+            evidence = [i for i in fresh if i not in done][:MAX_EVIDENCE]
+            return {**arguments, "evidence_ids": evidence} if evidence else None
         if tool == "file_sar":
-            tagged = [n for n in ctx.disk if n.text in RED_FLAG_CODES]
-            findings: dict[str, list[str]] = {}
-            for note in tagged:
-                ids = findings.setdefault(note.text, [])
-                ids += [i for i in note.ids if i not in ids]
-            subjects = [self.subject, *(i for n in tagged for i in n.ids
-                                        if record_type(i) == "entity")]
-            return {**arguments, "subjects": list(dict.fromkeys(subjects)),
-                    "findings": [{"code": c, "evidence_ids": ids[:MAX_FINDING_IDS]}
-                                 for c, ids in findings.items()],
-                    "cited_sections": loaded,
-                    "narrative": "Red flags on file: " + (", ".join(findings) or "none") + "."}
+            return {**arguments, **self._once("sar", self._filing)}
         if tool == "close_alert":
             return {**arguments, "cited_sections": loaded,
                     "reason": "The cross-checks reviewed explain the alerted activity."}
         return arguments
+
+    def _once(self, name: str, make) -> Any:
+        """`make()`, computed once per observation."""
+        if name not in self._cache:
+            self._cache[name] = make()
+        return self._cache[name]
+
+    def _filed(self) -> dict[str, set[str]]:
+        """The IDs on disk under each note text."""
+        out: dict[str, set[str]] = {}
+        for note in self.obs.context.disk:
+            out.setdefault(note.text, set()).update(note.ids)
+        return out
+
+    def _filing(self) -> dict[str, Any]:
+        """A SAR's arguments but its typology: the subject and the entities of the tagged
+        notes, one finding per tag, the loaded sections."""
+        tagged = [n for n in self.obs.context.disk if n.text in RED_FLAG_CODES]
+        findings: dict[str, list[str]] = {}
+        for note in tagged:
+            ids = findings.setdefault(note.text, [])
+            ids += [i for i in note.ids if i not in ids]
+        subjects = [self.subject, *(i for n in tagged for i in n.ids
+                                    if record_type(i) == "entity")]
+        return {"subjects": list(dict.fromkeys(subjects)),
+                "findings": [{"code": c, "evidence_ids": ids[:MAX_FINDING_IDS]}
+                             for c, ids in findings.items()],
+                "cited_sections": self.loaded,
+                "narrative": "Red flags on file: " + (", ".join(findings) or "none") + "."}
 
     # -- features --
     def checks(self) -> dict[str, tuple[bool, bool]]:
@@ -226,9 +254,25 @@ class AmlReader(Reader):
             or invoice["unit_price_usd"] < band["low_usd"] / PRICE_FACTOR))
         return out
 
+    def surface(self) -> list[float]:
+        """What the alert's cash deposits show (`SURFACE`): two or more just below the CTR
+        threshold, several branches, depositors other than the account holder (a company's
+        first director once the registry was read)."""
+        deposits = [t for t in self.alert["transactions"] if t["channel"] == "cash"]
+        near = [t for t in deposits
+                if CTR_THRESHOLD_USD - NEAR_CTR_USD <= t["amount_usd"] < CTR_THRESHOLD_USD]
+        owners = self.last("query_beneficial_ownership", entity_id=self.subject) or {}
+        directors = [d["entity_id"] for d in owners.get("directors", [])]
+        holder = self.subject if self.alert["subject"]["kind"] == "person" or not directors \
+            else directors[0]
+        others = [t for t in deposits if t.get("conducted_by") not in (None, holder)]
+        return [float(len(near) >= 2), float(len({t.get("branch") for t in deposits}) > 1),
+                float(bool(others))]
+
     def features(self) -> np.ndarray:
         obs, ctx = self.obs, self.obs.context
         f: list[float] = [float(self.alert["rule"]["code"] == r) for r in RULES]
+        f += self.surface()
         f.append(float(self.alert["subject"]["kind"] == "person"))
         f.append(obs.step / max(obs.step_budget, 1))
         f.append(float(obs.error is not None))
@@ -247,8 +291,8 @@ class AmlReader(Reader):
 
 
 class AmlGymSpec(GymSpec):
-    widths = {"entity": 6, "entity_name": 6, "account": 2, "transaction": 4, "wire": 3,
-              "invoice": 2, "job": 2, "commodity": 2}
+    widths = {"entity": 4, "entity_name": 2, "account": 1, "transaction": 2, "wire": 2,
+              "invoice": 1, "job": 1, "commodity": 1}
     targets = {"check_watchlist": ("name", "entity_name"),
                "check_market_price": ("commodity", "commodity"),
                "retrieve_async_result": ("job_id", "job"),

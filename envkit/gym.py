@@ -34,7 +34,8 @@ by the environment's spec, never the hidden truth).
 **Episodes.** `reset(seed=...)` draws a task, a difficulty and a seed of `split` from the slice
 with the env's `np_random` (same seed, same case); `episodes=[EpisodeSpec, ...]` plays those in
 order instead (held-out evaluation). Rewards are the environment's own; `terminated` when it
-says done, `truncated` after `max_steps`. `info["call"]` is the (tool, arguments) sent.
+says done, `truncated` after `max_steps`. `info["call"]` is the (tool, arguments) sent (None
+for an index not offered), `info["episode_key"]` the episode's key.
 """
 
 from __future__ import annotations
@@ -148,7 +149,8 @@ def build_menu(tool_specs: Mapping[str, ToolSpec], gym_spec: GymSpec) -> list[Sl
 
 
 def _call_key(tool: str, arguments: Mapping[str, Any]) -> str:
-    return tool + json.dumps(arguments, sort_keys=True, separators=(",", ":"), default=str)
+    """What makes two calls the same call (arguments are built in one order per slot)."""
+    return tool + repr(arguments)
 
 
 class GymEnv(gym.Env):
@@ -273,7 +275,7 @@ class GymEnv(gym.Env):
 
     def _info(self, call: Call | None) -> dict[str, Any]:
         return {"action_mask": self.action_masks(), "call": call,
-                "episode": self.episode.key if self.episode else None}
+                "episode_key": self.episode.key if self.episode else None}
 
     def render(self) -> str | None:
         if self.render_mode != "ansi" or self.obs is None:
