@@ -14,7 +14,7 @@ PORT ?= 7860
 CONSTRAINTS := -c constraints.txt
 
 .PHONY: run test test-fast lint bench soak lock run-committee committee-baselines baselines clean \
-	adversary-split adversary-report learn curriculum selfplay
+	adversary-split adversary-report learn curriculum selfplay ppo
 
 # ---- Python -------------------------------------------------------------------------------
 $(VENV)/.created:
@@ -99,6 +99,11 @@ baselines: $(VENV)/.all
 LEARN_SIZE ?= full
 learn: $(VENV)/.all
 	HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false $(PY) scripts/learn.py --size $(LEARN_SIZE)
+
+# The classic-RL signal check: maskable PPO through the Gymnasium face on the cash rule at easy
+# (a 13-minute training budget; the curve and the table go to docs/training.md).
+ppo: $(VENV)/.all
+	$(PY) scripts/ppo.py
 
 # The launderer adversary: regenerate the adversarial test split, then docs/adversary.md's
 # numbers (its defenders table and the leak audit on the split, written into the doc).

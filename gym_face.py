@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -54,8 +54,8 @@ SURFACE = ("CASH_BELOW_CTR_THRESHOLD", "MULTI_BRANCH_CASH", "MULTIPLE_DEPOSITORS
 CHECKS = ("source_of_funds", "trace", "device", "watchlist", "holdings", "price")
 MAX_EVIDENCE = 64  # `declarations.MAX_ARG_ITEMS`
 MAX_FINDING_IDS = 40  # `graders.decision.Finding.evidence_ids`
-FEATURE_SIZE = (len(RULES) + len(SURFACE) + 1 + 1 + 1 + 2 + len(TOOL_NAMES) + 2 * len(CHECKS) + len(NOTES)
-                + len(SECTION_IDS))
+FEATURE_SIZE = (len(RULES) + len(SURFACE) + 1 + 1 + 1 + 2 + len(TOOL_NAMES) + 2 * len(CHECKS)
+                + len(NOTES) + len(SECTION_IDS))
 
 
 def _ids_in_order(result: Any, ids: set[str]) -> list[str]:
@@ -291,12 +291,14 @@ class AmlReader(Reader):
 
 
 class AmlGymSpec(GymSpec):
-    widths = {"entity": 4, "entity_name": 2, "account": 1, "transaction": 2, "wire": 2,
-              "invoice": 1, "job": 1, "commodity": 1}
-    targets = {"check_watchlist": ("name", "entity_name"),
-               "check_market_price": ("commodity", "commodity"),
-               "retrieve_async_result": ("job_id", "job"),
-               "request_wire_trace": ("transaction_id", "wire")}
+    widths: ClassVar[dict[str, int]] = {
+        "entity": 4, "entity_name": 2, "account": 1, "transaction": 2, "wire": 2, "invoice": 1,
+        "job": 1, "commodity": 1}
+    targets: ClassVar[dict[str, tuple[str, str]]] = {
+        "check_watchlist": ("name", "entity_name"),
+        "check_market_price": ("commodity", "commodity"),
+        "retrieve_async_result": ("job_id", "job"),
+        "request_wire_trace": ("transaction_id", "wire")}
     excluded = ("search_compliance_manual",)
     feature_size = FEATURE_SIZE
 

@@ -45,7 +45,7 @@ import json
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 import gymnasium as gym
 import numpy as np
@@ -106,8 +106,8 @@ class Reader(ABC):
 class GymSpec(ABC):
     """What one environment tells the Gymnasium face."""
 
-    widths: Mapping[str, int]                      # record kind -> slots per targeted tool
-    targets: Mapping[str, tuple[str, str]] = {}     # tool -> (parameter, kind) not a Ref
+    widths: ClassVar[Mapping[str, int]]             # record kind -> slots per targeted tool
+    targets: ClassVar[Mapping[str, tuple[str, str]]] = {}  # tool -> (parameter, kind), no Ref
     excluded: tuple[str, ...] = ()                  # tools left out of the menu
     feature_size: int
 
@@ -156,7 +156,7 @@ def _call_key(tool: str, arguments: Mapping[str, Any]) -> str:
 class GymEnv(gym.Env):
     """A `gymnasium.Env` over one environment adapter; see the module docstring."""
 
-    metadata = {"render_modes": ["ansi"]}
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"]}
 
     def __init__(self, adapter: EnvAdapter | str, *, tasks: Sequence[str] | None = None,
                  difficulties: Sequence[str] | None = None, split: str = "train",
@@ -186,6 +186,7 @@ class GymEnv(gym.Env):
         self.obs: Any = None
         self.reader: Reader | None = None
         self._sent: set[str] = set()
+        self._sent_tools: set[str] = set()
         self._sent_slots = np.zeros(self.menu_size, np.float32)
         self._calls: list[Call | None] = []
         self._steps = 0
@@ -211,7 +212,7 @@ class GymEnv(gym.Env):
         self.obs = self.session.reset(**self.episode.reset)
         self.reader = self.face.reader(self.obs)
         self.reader.observe(self.obs, None)
-        self._sent, self._steps = set(), 0
+        self._sent, self._sent_tools, self._steps = set(), set(), 0
         self._sent_slots = np.zeros(self.menu_size, np.float32)
         self._refresh()
         return self._encode(), self._info(None)
@@ -226,6 +227,7 @@ class GymEnv(gym.Env):
         else:
             env_action = self.adapter.make_action(*call)
             self._sent.add(_call_key(*call))
+            self._sent_tools.add(call[0])
             self._sent_slots[index] = 1.0
         self.obs = self.session.step(env_action)
         self._steps += 1
@@ -251,7 +253,8 @@ class GymEnv(gym.Env):
                 return None
             arguments[slot.param] = value
         arguments = self.reader.complete(slot.tool, arguments)
-        if arguments is None or _call_key(slot.tool, arguments) in self._sent:
+        if arguments is None or (slot.tool in self._sent_tools
+                                 and _call_key(slot.tool, arguments) in self._sent):
             return None
         return slot.tool, arguments
 

@@ -116,6 +116,7 @@ class Curve(BaseCallback):
         super().__init__()
         self.env, self.specs, self.every, self.budget_s = env, specs, every, budget_s
         self.start = time.perf_counter()
+        self.cpu_start = time.process_time()  # this process's CPU time (the machine is shared)
         self.eval_s = 0.0
         self.points: list[dict[str, Any]] = []
         self.next_eval = every
@@ -126,6 +127,7 @@ class Curve(BaseCallback):
         s = summary(play_gym(self.env, self.specs, greedy(self.model)))
         self.eval_s += time.perf_counter() - began
         point = {"timesteps": int(self.num_timesteps), "train_minutes": round(train_minutes, 3),
+                 "cpu_minutes": round((time.process_time() - self.cpu_start) / 60, 3),
                  "return": s["return"]["mean"], "lo": s["return"]["lo"],
                  "hi": s["return"]["hi"], "accuracy": s["accuracy"]["mean"],
                  "steps": s["steps"]}
