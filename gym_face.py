@@ -14,7 +14,9 @@ named, `retrieve_async_result` at a trace job once it is due (polling early is a
 being one of the manual's red-flag codes (a tagged note) or "evidence"; `file_sar` names the subject
 and the entities of its tagged notes, one finding per tag with that note's IDs as evidence, and
 cites the loaded sections; `close_alert` cites the loaded sections. `search_compliance_manual`
-(free text) is left out: `update_system_prompt` is offered for every section of the manual.
+(free text) is left out: `update_system_prompt` is offered for the sections the manual's table
+of contents gives the rules' decisions and the cross-checks (the analyst's map the heuristic
+uses: 28 of the manual's 68).
 
 **Features** (all read from observations, none from the hidden case): the alert's rule, what its
 cash deposits show (near the CTR threshold, several branches, other depositors) and the subject's
@@ -37,9 +39,13 @@ import numpy as np
 from memex.envkit.gym import Call, GymSpec, Reader
 from memex.models import TOOL_NAMES
 from memex.policies.heuristic import (
+    CLOSE_SECTION,
     DOCUMENT_MATCH_FACTOR,
+    FAIL_SECTION,
+    HELD_SECTION,
     NEAR_CTR_USD,
     PRICE_FACTOR,
+    SAR_SECTION,
     TYPOLOGY,
 )
 from memex.scenarios.ids import ID_PATTERN, record_type
@@ -49,7 +55,10 @@ from memex.state_manager import MAX_NOTES
 RULES = tuple(TYPOLOGY)
 CODES = tuple(RED_FLAG_CODES)
 NOTES = (*CODES, "evidence")  # a tagged note, or plain evidence
-SECTION_IDS = tuple(SECTIONS)
+# The sections the manual's table of contents gives each rule's decisions and each cross-check
+# (the analyst's map `policies.heuristic` uses), in manual order: the ones the menu loads.
+SECTION_IDS = tuple(s for s in SECTIONS if s in {*SAR_SECTION.values(), *CLOSE_SECTION.values(),
+                                                 *FAIL_SECTION.values(), *HELD_SECTION.values()})
 SURFACE = ("CASH_BELOW_CTR_THRESHOLD", "MULTI_BRANCH_CASH", "MULTIPLE_DEPOSITORS")
 CHECKS = ("source_of_funds", "trace", "device", "watchlist", "holdings", "price")
 MAX_EVIDENCE = 64  # `declarations.MAX_ARG_ITEMS`

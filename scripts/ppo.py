@@ -2,7 +2,8 @@
 Gymnasium face, independently of any LLM formatting?
 
 sb3-contrib's `MaskablePPO` (an MLP over `envkit.gym.GymEnv`'s numeric observation, its action
-masks read from the vector env) trains on train-split episodes of a gym id (default
+masks read from the vector env) (two hidden layers, `--width` units)
+trains on train-split episodes of a gym id (default
 `memex/AML-CashEasy-v0`: the cash rule at easy, structuring against its benign look-alike) for a
 wall-clock budget. Every `--eval-every` steps the greedy policy plays the same held-out
 test-split episodes (half of each task of the slice); before training, the untrained policy
@@ -213,8 +214,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--eval-every", type=int, default=16_384)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1, help="torch threads")
-    p.add_argument("--lr", type=float, default=1e-3)
-    p.add_argument("--ent-coef", type=float, default=0.003)
+    p.add_argument("--lr", type=float, default=7e-4)
+    p.add_argument("--ent-coef", type=float, default=0.005)
+    p.add_argument("--gamma", type=float, default=0.999)
+    p.add_argument("--epochs", type=int, default=20)
+    p.add_argument("--n-steps", type=int, default=256, help="steps per env per update")
+    p.add_argument("--target-kl", type=float, default=0.05)
+    p.add_argument("--width", type=int, default=128, help="hidden units per layer (2 layers)")
     p.add_argument("--docs", type=Path, default=ROOT / "docs")
     p.add_argument("--no-doc", action="store_true", help="write the curve, not training.md")
     args = p.parse_args(argv)
@@ -225,10 +231,11 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     specs = held_out(args.gym_id, args.eval_episodes)
     eval_env: GymEnv = gymnasium.make(args.gym_id).unwrapped
     venv = make_vec_env(lambda: gymnasium.make(args.gym_id), n_envs=args.n_envs, seed=args.seed)
-    model = MaskablePPO("MlpPolicy", venv, n_steps=128, batch_size=256, n_epochs=8,
-                        learning_rate=args.lr, gamma=0.995, gae_lambda=0.95,
-                        ent_coef=args.ent_coef,
-                        clip_range=0.2, policy_kwargs={"net_arch": [256, 256]},
+    model = MaskablePPO("MlpPolicy", venv, n_steps=args.n_steps, batch_size=256,
+                        n_epochs=args.epochs, learning_rate=args.lr, gamma=args.gamma,
+                        gae_lambda=0.95, ent_coef=args.ent_coef, clip_range=0.2,
+                        target_kl=args.target_kl,
+                        policy_kwargs={"net_arch": [args.width, args.width]},
                         seed=args.seed, verbose=0, device="cpu")
     curve = Curve(eval_env, specs, args.eval_every, args.minutes * 60)
     curve.init_callback(model)
