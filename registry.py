@@ -33,6 +33,12 @@ GYM_ENVS: dict[str, dict[str, object]] = {
     # the cash rule at easy: structuring and its benign look-alike (the PPO signal check)
     "memex/AML-CashEasy-v0": {"adapter": ENVIRONMENTS["memex"], "difficulties": ("easy",),
                               "tasks": ("structuring", "cash_business")},
+    # the same, from where the heuristic investigator has 5 actions left (the deciding view,
+    # the notes, the citations, the decision)
+    "memex/AML-CashEasy-Takeover-v0": {
+        "adapter": ENVIRONMENTS["memex"], "difficulties": ("easy",),
+        "tasks": ("structuring", "cash_business"), "prefix_policy": "heuristic",
+        "takeover_last": 5},
 }
 
 

@@ -31,6 +31,11 @@ so no index the mask rules out can reach a tool.
 is offered now, then the reader's features (`Reader.features`: what the agent has read, encoded
 by the environment's spec, never the hidden truth).
 
+**Takeover.** With `prefix_policy` (a policy name of the adapter) and `takeover_last=K`, each
+episode starts where that policy has K actions left: it plays the episode on a scratch
+environment, its actions but the last K are replayed, and the agent decides the rest (rewards
+and steps count from there).
+
 **Episodes.** `reset(seed=...)` draws a task, a difficulty and a seed of `split` from the slice
 with the env's `np_random` (same seed, same case); `episodes=[EpisodeSpec, ...]` plays those in
 order instead (held-out evaluation). Rewards are the environment's own; `terminated` when it
@@ -52,7 +57,7 @@ import numpy as np
 
 from memex.envkit.adapter import EnvAdapter
 from memex.envkit.declarations import ToolSpec
-from memex.envkit.episodes import EpisodeSpec, LocalSession
+from memex.envkit.episodes import EpisodeSpec, LocalSession, play
 from memex.envkit.targets import resolve
 
 Call = tuple[str, dict[str, Any]]
@@ -161,7 +166,8 @@ class GymEnv(gym.Env):
     def __init__(self, adapter: EnvAdapter | str, *, tasks: Sequence[str] | None = None,
                  difficulties: Sequence[str] | None = None, split: str = "train",
                  episodes: Sequence[EpisodeSpec] | None = None, max_steps: int | None = None,
-                 max_menu: int | None = None, render_mode: str | None = None):
+                 max_menu: int | None = None, prefix_policy: str | None = None,
+                 takeover_last: int = 0, render_mode: str | None = None):
         self.adapter: EnvAdapter = resolve(adapter) if isinstance(adapter, str) else adapter
         spec = self.adapter.gym_spec
         self.face: GymSpec = resolve(spec) if isinstance(spec, str) else spec
@@ -172,6 +178,9 @@ class GymEnv(gym.Env):
         self.episodes = list(episodes) if episodes is not None else None
         self._next_episode = 0
         self.max_steps = max_steps
+        if takeover_last and not prefix_policy:
+            raise ValueError("takeover_last needs a prefix_policy to play up to it")
+        self.prefix_policy, self.takeover_last = prefix_policy, takeover_last
         self.render_mode = render_mode
         self.slots = build_menu(self.adapter.tool_specs, self.face)
         self.menu_size = max_menu or len(self.slots)
@@ -213,9 +222,25 @@ class GymEnv(gym.Env):
         self.reader = self.face.reader(self.obs)
         self.reader.observe(self.obs, None)
         self._sent, self._sent_tools, self._steps = set(), set(), 0
+        if self.takeover_last:
+            self._play_prefix()
         self._sent_slots = np.zeros(self.menu_size, np.float32)
         self._refresh()
         return self._encode(), self._info(None)
+
+    def _play_prefix(self) -> None:
+        """Takeover: `prefix_policy` plays the episode on a scratch environment; its actions but
+        the last `takeover_last` are replayed here (the environment is deterministic), read by
+        the reader, and the agent takes over from there."""
+        scratch = LocalSession(self.adapter.environment_class()())
+        reference = play(scratch, self.adapter.make_policy(self.prefix_policy), self.episode)
+        scratch.close()
+        for action in reference.actions[:max(0, reference.steps - self.takeover_last)]:
+            call = self.adapter.action_call(action)
+            self.obs = self.session.step(action)
+            self.reader.observe(self.obs, call)
+            self._sent.add(_call_key(*call))
+            self._sent_tools.add(call[0])
 
     def step(self, action: Any):
         if self.obs is None or self.obs.done:

@@ -80,14 +80,17 @@ def play_gym(env: GymEnv, specs: list[EpisodeSpec], choose) -> list[dict[str, An
     return rows
 
 
-def play_heuristic(specs: list[EpisodeSpec]) -> list[dict[str, Any]]:
+def play_heuristic(specs: list[EpisodeSpec], last: int = 0) -> list[dict[str, Any]]:
+    """The heuristic on each spec; with `last`, its return and steps over its last `last`
+    actions (what a takeover agent plays)."""
     adapter = get_adapter("memex")
     rows = []
     for spec in specs:
         episode = adapter.play(adapter.open(), adapter.make_policy("heuristic"), spec)
         outcome = adapter.outcome(episode)
-        rows.append({"key": spec.key, "return": episode.episode_return, "outcome": outcome,
-                     "correct": float(outcome in ("TP", "TN")), "steps": episode.steps})
+        rewards = episode.rewards[-last:] if last else episode.rewards
+        rows.append({"key": spec.key, "return": sum(rewards), "outcome": outcome,
+                     "correct": float(outcome in ("TP", "TN")), "steps": len(rewards)})
     return rows
 
 
@@ -181,6 +184,9 @@ def report(args: argparse.Namespace, result: dict[str, Any]) -> str:
         f"({', '.join(r['tasks'])}; seeds from {r['first_seed']}), the same for every row; "
         "bootstrap 95% intervals.",
         "",
+        *([f"Takeover: each episode starts where the heuristic has {r['takeover_last']} "
+           "actions left; returns and steps count from there (the heuristic's row: its own "
+           f"last {r['takeover_last']} actions).", ""] if r.get("takeover_last") else []),
         "| policy | mean return | decision accuracy | steps |",
         "|---|---|---|---|",
     ]
@@ -197,9 +203,10 @@ def report(args: argparse.Namespace, result: dict[str, Any]) -> str:
         + (f" First evaluation at or above the bar: {r['first_at_bar']}."
            if r["first_at_bar"] else ""),
         "",
-        "![PPO learning curve](training/ppo_curve.png)",
+        f"![PPO learning curve](training/{r['stem']}.png)",
         "",
-        "Curve: `docs/training/ppo_curve.csv` / `.json` (one row per evaluation).",
+        f"Curve: `docs/training/{r['stem']}.csv` (one row per evaluation; `.json` adds the "
+        "table's numbers).",
     ]
     return "\n".join(lines)
 
@@ -215,7 +222,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--threads", type=int, default=1, help="torch threads")
     p.add_argument("--lr", type=float, default=7e-4)
-    p.add_argument("--ent-coef", type=float, default=0.005)
+    p.add_argument("--ent-coef", type=float, default=0.01)
     p.add_argument("--gamma", type=float, default=0.999)
     p.add_argument("--epochs", type=int, default=20)
     p.add_argument("--n-steps", type=int, default=256, help="steps per env per update")
@@ -223,6 +230,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--width", type=int, default=128, help="hidden units per layer (2 layers)")
     p.add_argument("--docs", type=Path, default=ROOT / "docs")
     p.add_argument("--no-doc", action="store_true", help="write the curve, not training.md")
+    p.add_argument("--name", default="", help="a run name: files ppo_NAME_curve.*, the "
+                   "doc section ppo-NAME-results (default: ppo_curve.*, ppo-results)")
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
     register_gym()
@@ -248,7 +257,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     rows = {"random": play_gym(eval_env, specs, uniform(args.seed)),
             "untrained": untrained,
             "ppo": play_gym(eval_env, specs, greedy(model)),
-            "heuristic": play_heuristic(specs)}
+            "heuristic": play_heuristic(specs, GYM_ENVS[args.gym_id].get("takeover_last", 0))}
     policies = {name: summary(r) for name, r in rows.items()}
     heur = {r["key"]: r["return"] for r in rows["heuristic"]}
     diff = interval([r["return"] - heur[r["key"]] for r in rows["ppo"]])
@@ -257,7 +266,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     first = next((f"{p['timesteps']:,} steps, {p['train_minutes']:.1f} min"
                   for p in curve.points if p["return"] >= bar), None)
     kwargs = GYM_ENVS[args.gym_id]
-    result = {
+    stem = f"ppo_{args.name}_curve" if args.name else "ppo_curve"
+    result = {"stem": stem, "takeover_last": kwargs.get("takeover_last", 0),
         "command": " ".join(["scripts/ppo.py", *(sys.argv[1:] if argv is None else argv)]),
         "gym_id": args.gym_id, "menu": eval_env.menu_size,
         "obs_size": int(eval_env.observation_space.shape[0]), "n_envs": args.n_envs,
@@ -269,15 +279,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     }
     out = args.docs / "training"
     out.mkdir(parents=True, exist_ok=True)
-    (out / "ppo.json").write_text(json.dumps(result, indent=1) + "\n")
-    with (out / "ppo_curve.csv").open("w", newline="") as fh:
+    (out / f"{stem}.json").write_text(json.dumps(result, indent=1) + "\n")
+    with (out / f"{stem}.csv").open("w", newline="") as fh:
         writer = csv.DictWriter(fh, fieldnames=list(curve.points[0]))
         writer.writeheader()
         writer.writerows(curve.points)
     plot(curve.points, policies["random"]["return"]["mean"],
-         policies["heuristic"]["return"]["mean"], out / "ppo_curve.png")
+         policies["heuristic"]["return"]["mean"], out / f"{stem}.png")
     if not args.no_doc:
-        replace_section(args.docs / "training.md", "ppo-results", report(args, result))
+        name = f"ppo-{args.name}-results" if args.name else "ppo-results"
+        replace_section(args.docs / "training.md", name, report(args, result))
     print(report(args, result))
     return result
 

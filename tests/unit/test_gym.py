@@ -161,6 +161,20 @@ def test_registered_ids_and_vector_envs():
     envs.close()
 
 
+def test_takeover_starts_where_the_prefix_policy_has_k_actions_left():
+    env = _env(prefix_policy="heuristic", takeover_last=4)
+    spec = ADAPTER.grid("train", tasks=CASH, difficulties=("easy",), episodes=1)[0]
+    reference = ADAPTER.play(ADAPTER.open(), ADAPTER.make_policy("heuristic"), spec)
+    _, info = env.reset(options={"episode": spec})
+    assert env.obs.step == reference.steps - 4 and not env.obs.done
+    assert _digest(env.obs) == _digest(reference.observations[reference.steps - 4])
+    index = next(i for i, c in env.offered() if c[0] == "close_alert")
+    _, reward, terminated, _, info = env.step(index)
+    assert terminated and info["call"][0] == "close_alert"
+    with pytest.raises(ValueError, match="prefix_policy"):
+        _env(takeover_last=3)
+
+
 def _slot(env: GymEnv, tool: str, index: int = 0, **variant) -> int:
     return next(i for i, s in enumerate(env.slots) if s.tool == tool and s.index == index
                 and all(s.variant.get(k) == v for k, v in variant.items()))
