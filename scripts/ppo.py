@@ -161,7 +161,7 @@ def plot(points: list[dict[str, Any]], random_mean: float, heuristic_mean: float
     ax.axhline(random_mean, color="red", ls="--", label="random (masked)")
     ax.set_xlabel("environment steps")
     ax.set_ylabel("mean return, held-out episodes")
-    ax.legend(loc="lower right")
+    ax.legend(loc="center right", fontsize=8)
     ax.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
