@@ -100,10 +100,12 @@ LEARN_SIZE ?= full
 learn: $(VENV)/.all
 	HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false $(PY) scripts/learn.py --size $(LEARN_SIZE)
 
-# The classic-RL signal check: maskable PPO through the Gymnasium face on the cash rule at easy
-# (a 13-minute training budget; the curve and the table go to docs/training.md).
+# The classic-RL signal check: maskable PPO through the Gymnasium face on the cash rule at easy,
+# whole episodes and the heuristic's last five actions (13 minutes of training each; the curves
+# and the tables go to docs/training.md).
 ppo: $(VENV)/.all
 	$(PY) scripts/ppo.py
+	$(PY) scripts/ppo.py --gym-id memex/AML-CashEasy-Takeover-v0 --name takeover --eval-every 8192
 
 # The launderer adversary: regenerate the adversarial test split, then docs/adversary.md's
 # numbers (its defenders table and the leak audit on the split, written into the doc).
