@@ -40,7 +40,8 @@ and steps count from there).
 with the env's `np_random` (same seed, same case); `episodes=[EpisodeSpec, ...]` plays those in
 order instead (held-out evaluation). Rewards are the environment's own; `terminated` when it
 says done, `truncated` after `max_steps`. `info["call"]` is the (tool, arguments) sent (None
-for an index not offered), `info["episode_key"]` the episode's key.
+for an index not offered). The episode's spec (`env.episode`) stays out of `info` and the
+observation: its task names the kind.
 """
 
 from __future__ import annotations
@@ -302,8 +303,8 @@ class GymEnv(gym.Env):
         return np.concatenate([self._sent_slots, mask, features]).astype(np.float32)
 
     def _info(self, call: Call | None) -> dict[str, Any]:
-        return {"action_mask": self.action_masks(), "call": call,
-                "episode_key": self.episode.key if self.episode else None}
+        # Not the episode's spec: its task names the kind, i.e. the label.
+        return {"action_mask": self.action_masks(), "call": call}
 
     def render(self) -> str | None:
         if self.render_mode != "ansi" or self.obs is None:

@@ -98,6 +98,7 @@ def test_round_trip_equals_the_same_calls_through_the_environment():
         while not done:
             action = int(rng.choice(np.flatnonzero(info["action_mask"])))
             _, reward, terminated, truncated, info = env.step(action)
+            assert set(info) == {"action_mask", "call"}  # nothing that names the kind
             calls.append(info["call"])
             rewards.append(reward)
             digests.append(_digest(env.obs))
