@@ -23,8 +23,9 @@ ENVIRONMENTS: dict[str, str] = {
 
 
 # Gymnasium ids (`envkit.gym.GymEnv` over a registered adapter): id -> the env's keyword
-# arguments. `gymnasium.make("memex/AML-v0")` once this module is imported (with gymnasium
-# installed: the `train` extra), or `gymnasium.make("memex.registry:memex/AML-v0")` alone.
+# arguments, registered by `register_gym()` (gymnasium is in the `train` extra) or by importing
+# this module once gymnasium is loaded: `gymnasium.make("memex.registry:memex/AML-v0")` works
+# alone.
 GYM_ENVS: dict[str, dict[str, object]] = {
     # every kind and difficulty
     "memex/AML-v0": {"adapter": ENVIRONMENTS["memex"]},
