@@ -15,7 +15,7 @@ CONSTRAINTS := -c constraints.txt
 
 .PHONY: run test test-fast lint bench soak lock run-committee committee-baselines baselines clean \
 	world-stats \
-	adversary-split adversary-report learn curriculum selfplay
+	adversary-split adversary-report learn curriculum selfplay ppo
 
 # ---- Python -------------------------------------------------------------------------------
 $(VENV)/.created:
@@ -105,6 +105,13 @@ world-stats: $(VENV)/.core
 LEARN_SIZE ?= full
 learn: $(VENV)/.all
 	HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false $(PY) scripts/learn.py --size $(LEARN_SIZE)
+
+# The classic-RL signal check: maskable PPO through the Gymnasium face on the cash rule at easy,
+# whole episodes and the heuristic's last five actions (13 minutes of training each; the curves
+# and the tables go to docs/training.md).
+ppo: $(VENV)/.all
+	$(PY) scripts/ppo.py
+	$(PY) scripts/ppo.py --gym-id memex/AML-CashEasy-Takeover-v0 --name takeover --eval-every 8192
 
 # The launderer adversary: regenerate the adversarial test split, then docs/adversary.md's
 # numbers (its defenders table and the leak audit on the split, written into the doc).

@@ -97,6 +97,7 @@ class MemexAdapter(EnvAdapter):
     policies = POLICIES
     eval_policies = ("heuristic", "oracle", "random", "always_sar", "always_close")
     demonstrator = "heuristic"
+    gym_spec = "memex.gym_face:SPEC"
     success_label = "decision accuracy"
     summary_metrics = (
         ("decision_accuracy", "decision acc"), ("sar_precision", "SAR P"),

@@ -10,6 +10,7 @@ imported on first use (`envkit.targets`), so naming an environment loads nothing
 from __future__ import annotations
 
 import functools
+import sys
 
 from memex.envkit.adapter import EnvAdapter
 from memex.envkit.targets import resolve
@@ -19,6 +20,36 @@ ENVIRONMENTS: dict[str, str] = {
     "committee": "memex.committee.adapter:ADAPTER",       # the investment committee
     "launderer": "memex.adversary.adapter:ADAPTER",       # the adversary that designs AML cases
 }
+
+
+# Gymnasium ids (`envkit.gym.GymEnv` over a registered adapter): id -> the env's keyword
+# arguments, registered by `register_gym()` (gymnasium is in the `train` extra) or by importing
+# this module once gymnasium is loaded: `gymnasium.make("memex.registry:memex/AML-v0")` works
+# alone.
+GYM_ENVS: dict[str, dict[str, object]] = {
+    # every kind and difficulty
+    "memex/AML-v0": {"adapter": ENVIRONMENTS["memex"]},
+    # every kind at easy
+    "memex/AML-Easy-v0": {"adapter": ENVIRONMENTS["memex"], "difficulties": ("easy",)},
+    # the cash rule at easy: structuring and its benign look-alike (the PPO signal check)
+    "memex/AML-CashEasy-v0": {"adapter": ENVIRONMENTS["memex"], "difficulties": ("easy",),
+                              "tasks": ("structuring", "cash_business")},
+    # the same, from where the heuristic investigator has 5 actions left (the deciding view,
+    # the notes, the citations, the decision)
+    "memex/AML-CashEasy-Takeover-v0": {
+        "adapter": ENVIRONMENTS["memex"], "difficulties": ("easy",),
+        "tasks": ("structuring", "cash_business"), "prefix_policy": "heuristic",
+        "takeover_last": 5},
+}
+
+
+def register_gym() -> None:
+    """Register `GYM_ENVS` with gymnasium (idempotent); imports gymnasium."""
+    import gymnasium
+
+    for gym_id, kwargs in GYM_ENVS.items():
+        if gym_id not in gymnasium.registry:
+            gymnasium.register(gym_id, entry_point="memex.envkit.gym:GymEnv", kwargs=kwargs)
 
 
 def register(name: str, target: str) -> None:
@@ -40,3 +71,9 @@ def get_adapter(name: str = "memex") -> EnvAdapter:
                        "(or give an import path 'package.module:ATTRIBUTE')")
     obj = resolve(target)
     return obj() if isinstance(obj, type) else obj
+
+
+# Registered when gymnasium is already loaded (a classic-RL user's process); importing the
+# registry never loads it.
+if "gymnasium" in sys.modules:
+    register_gym()

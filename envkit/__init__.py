@@ -13,6 +13,8 @@
 - `client`: the typed WebSocket client base; `traces`: the `memex-trace/1` JSONL format;
 - `errors`: the typed error carrying a `code`, and the one validation message;
 - `servers`: real servers in subprocesses, for tests and benchmarks;
+- `gym`: a Gymnasium face over any adapter (a masked menu of tool calls built from the
+  declarations, a numeric observation; imports gymnasium, the `train` extra);
 - `llm_options`, `tokens`, `trusted`, `sealed`: LLM endpoint options, token counting, fast
   frozen-model constructors, sealed evaluation.
 

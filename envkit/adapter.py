@@ -30,7 +30,8 @@ An adapter says, in one place per concept:
   `ToolSpec`s of `envkit.declarations`); LLM replies: `parse(text)` /
   `parse_call(name, args)` -> `ParsedAction` (strict: a call names a declared tool),
   `action_call(action)`, `action_text(action)`;
-- training: `reward_components(episode)` ("quality", "os"), `timeout_return(case)`.
+- training: `reward_components(episode)` ("quality", "os"), `timeout_return(case)`;
+  `gym_spec` (optional): the `envkit.gym.GymSpec` of the environment's Gymnasium face.
 
 A policy is any object with `name`, `needs_case`, `reset(obs, case=None)` and
 `act(obs) -> Action` (see `envkit.policy.Policy`); `EnvAdapter.play` runs one over a
@@ -121,6 +122,9 @@ class EnvAdapter(ABC):
     task_variable: str | None = None  # environment variable naming the default task
     metrics_note: str = ""
     success_label: str = "success"
+    # The Gymnasium face's spec (`envkit.gym.GymSpec`, or its import path), if the environment
+    # has one.
+    gym_spec: Any = None
 
     # -- running --
     def open(self, base_url: str | None = None) -> Session:

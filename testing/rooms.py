@@ -36,7 +36,7 @@ ORDER: tuple[tuple[str, ...], ...] = (
     ("server",),                                  # the AML environment and its app
     ("client", "openenv_server"),                 # the typed client; the uvicorn entry point
     (FACE,),                                      # `from memex import MemexEnv, ...`
-    ("adapter",),                                 # the AML environment for the tools above
+    ("adapter", "gym_face"),                      # the AML environment for the tools above
     ("registry",),                                # environments by name (import paths)
     ("inference",),                               # the LLM agent
     ("agent_os_core",),                           # the batched runtime and memory hierarchy

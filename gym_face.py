@@ -1,0 +1,327 @@
+"""The AML investigation's Gymnasium spec (`envkit.gym.GymSpec`): what the menu aims at, how a
+slot's call is completed, and the numeric features of what the agent has read.
+
+**Targets.** Records by kind (entity, account, transaction, invoice) in the order the agent first
+saw them, each page read in its JSON order (so the alert's subject is entity 0 and its first
+account is account 0), a ledger page's lines outgoing wires first, largest first; a record is
+aimed at only while it is resident (alert, RAM, disk), so the menu never page-faults.
+`request_wire_trace` aims at transactions a page showed as wires,
+`check_watchlist` at an entity by its name, `check_market_price` at a commodity an invoice
+named, `retrieve_async_result` at a trace job once it is due (polling early is a penalised no-op).
+
+**Completion.** `query_transactions` lists the account's wires from the alert window's start;
+`write_to_case_file` writes the resident IDs (newest page first) not yet under its note, the note
+being one of the manual's red-flag codes (a tagged note) or "evidence"; `file_sar` names the subject
+and the entities of its tagged notes, one finding per tag with that note's IDs as evidence, and
+cites the loaded sections; `close_alert` cites the loaded sections. `search_compliance_manual`
+(free text) is left out: `update_system_prompt` is offered for the sections the manual's table
+of contents gives the rules' decisions and the cross-checks (the analyst's map the heuristic
+uses: 28 of the manual's 68).
+
+**Features** (all read from observations, none from the hidden case): the alert's rule, what its
+cash deposits show (near the CTR threshold, several branches, other depositors) and the subject's
+kind; the share of the step budget used; whether the last call failed; the trace job's
+state; which tools' pages sit in RAM with IDs not yet on disk; for each cross-check the
+heuristic investigator runs (`policies.heuristic`: documents vs the alerted inflow, the trace's
+last hop vs the registry, device co-users vs the registry, watchlist dates vs KYC dates, holdings
+vs alerted counterparties, invoice price vs the market band) whether both views have been read
+and whether the story held or broke; the tags on disk; the kernel's sections.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import numpy as np
+
+from memex.envkit.gym import Call, GymSpec, Reader
+from memex.models import TOOL_NAMES
+from memex.policies.heuristic import (
+    CLOSE_SECTION,
+    DOCUMENT_MATCH_FACTOR,
+    FAIL_SECTION,
+    HELD_SECTION,
+    NEAR_CTR_USD,
+    PRICE_FACTOR,
+    SAR_SECTION,
+    TYPOLOGY,
+)
+from memex.scenarios.ids import ID_PATTERN, record_type
+from memex.scenarios.manual import CTR_THRESHOLD_USD, RED_FLAG_CODES, SECTIONS
+from memex.state_manager import MAX_NOTES
+
+RULES = tuple(TYPOLOGY)
+CODES = tuple(RED_FLAG_CODES)
+NOTES = (*CODES, "evidence")  # a tagged note, or plain evidence
+# The sections the manual's table of contents gives each rule's decisions and each cross-check
+# (the analyst's map `policies.heuristic` uses), in manual order: the ones the menu loads.
+SECTION_IDS = tuple(s for s in SECTIONS if s in {*SAR_SECTION.values(), *CLOSE_SECTION.values(),
+                                                 *FAIL_SECTION.values(), *HELD_SECTION.values()})
+SURFACE = ("CASH_BELOW_CTR_THRESHOLD", "MULTI_BRANCH_CASH", "MULTIPLE_DEPOSITORS")
+CHECKS = ("source_of_funds", "trace", "device", "watchlist", "holdings", "price")
+MAX_EVIDENCE = 64  # `declarations.MAX_ARG_ITEMS`
+MAX_FINDING_IDS = 40  # `graders.decision.Finding.evidence_ids`
+FEATURE_SIZE = (len(RULES) + len(SURFACE) + 1 + 1 + 1 + 2 + len(TOOL_NAMES) + 2 * len(CHECKS)
+                + len(NOTES) + len(SECTION_IDS))
+
+
+def _ids_in_order(result: Any, ids: set[str]) -> list[str]:
+    """The page's IDs in the order its JSON names them."""
+    text = json.dumps(result, default=str)
+    return list(dict.fromkeys(i for i in ID_PATTERN.findall(text) if i in ids))
+
+
+class AmlReader(Reader):
+    """One AML episode as the agent has read it."""
+
+    def __init__(self, alert: dict[str, Any]):
+        self.alert = alert
+        self.subject = alert["subject"]["entity_id"]
+        self.accounts = set(alert["account_ids"])
+        self.alert_ids = {alert["alert_id"], self.subject, *alert["account_ids"],
+                          *(t["id"] for t in alert["transactions"])}
+        self.order: dict[str, list[str]] = {}
+        self.names: dict[str, str] = {}
+        self.commodities: list[str] = []
+        self.wires: set[str] = set()
+        self.results: dict[str, list[tuple[dict[str, Any], Any]]] = {}
+        self.obs: Any = None
+
+    # -- reading --
+    def observe(self, obs: Any, call: Call | None) -> None:
+        self.obs = obs
+        ctx = obs.context
+        self.loaded = [s.section_id for s in ctx.kernel]
+        self.disk = {i for n in ctx.disk for i in n.ids}
+        self.resident = self.alert_ids | {i for p in ctx.ram for i in p.ids} | self.disk
+        self._visible: dict[str, list[str | None]] = {}
+        self._cache: dict[str, Any] = {}
+        if obs.error is not None or obs.result is None or not obs.context.ram:
+            return
+        tool = obs.tool or "review_alert"
+        arguments = call[1] if call else {}
+        self.results.setdefault(tool, []).append((arguments, obs.result))
+        result = obs.result
+        if tool == "query_transactions":
+            lines = sorted(result.get("lines", []), key=lambda t: (
+                not (t.get("direction") == "out" and t["channel"] == "wire"), -t["amount_usd"]))
+            result = {**result, "lines": lines}
+        for ident in _ids_in_order(result, set(obs.context.ram[-1].ids)):
+            kind = record_type(ident)
+            seen = self.order.setdefault(kind, [])
+            if ident not in seen:
+                seen.append(ident)
+        self._collect(obs.result)
+
+    def _collect(self, node: Any) -> None:
+        """Entity names and invoice commodities, wherever a result shows them."""
+        if isinstance(node, dict):
+            if isinstance(node.get("entity_id"), str) and isinstance(node.get("name"), str):
+                self.names.setdefault(node["entity_id"], node["name"])
+            if node.get("channel") == "wire" and isinstance(node.get("id"), str):
+                self.wires.add(node["id"])
+            commodity = node.get("commodity")
+            if isinstance(commodity, str) and commodity not in self.commodities:
+                self.commodities.append(commodity)
+            for value in node.values():
+                self._collect(value)
+        elif isinstance(node, list):
+            for value in node:
+                self._collect(value)
+
+    def visible(self, kind: str) -> Sequence[str | None]:
+        if kind == "job":
+            return [j.job_id if j.status == "ready" else None for j in self.obs.context.jobs]
+        if kind == "commodity":
+            return self.commodities
+        if kind not in self._visible:
+            if kind == "wire":
+                records = [i for i in self.order.get("transaction", []) if i in self.wires]
+            else:
+                records = self.order.get("entity" if kind == "entity_name" else kind, [])
+            self._visible[kind] = [i if i in self.resident else None for i in records]
+        return self._visible[kind]
+
+    def value(self, kind: str, ident: str) -> Any:
+        if kind == "entity_name":
+            return self.names.get(ident)
+        return ident
+
+    def last(self, tool: str, **match: Any) -> Any:
+        """The newest result of `tool` whose arguments include `match`, or None."""
+        for arguments, result in reversed(self.results.get(tool, [])):
+            if all(arguments.get(k) == v for k, v in match.items()):
+                return result
+        return None
+
+    # -- completion --
+    def complete(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any] | None:
+        ctx, loaded = self.obs.context, self.loaded
+        if tool == "update_system_prompt":
+            return None if arguments["section_id"] in loaded else arguments
+        if tool == "query_transactions":
+            return {**arguments, "start_date": self.alert["window"]["start"], "limit": 20}
+        if tool == "write_to_case_file":
+            if len(ctx.disk) >= MAX_NOTES:
+                return None
+            filed = self._once("filed", self._filed)
+            fresh = self._once("fresh", lambda: list(dict.fromkeys(
+                [i for p in reversed(ctx.ram) for i in sorted(p.ids)] + sorted(self.alert_ids))))
+            done = filed.get(arguments["note"], ())
+            evidence = [i for i in fresh if i not in done][:MAX_EVIDENCE]
+            return {**arguments, "evidence_ids": evidence} if evidence else None
+        if tool == "file_sar":
+            return {**arguments, **self._once("sar", self._filing)}
+        if tool == "close_alert":
+            return {**arguments, "cited_sections": loaded,
+                    "reason": "The cross-checks reviewed explain the alerted activity."}
+        return arguments
+
+    def _once(self, name: str, make) -> Any:
+        """`make()`, computed once per observation."""
+        if name not in self._cache:
+            self._cache[name] = make()
+        return self._cache[name]
+
+    def _filed(self) -> dict[str, set[str]]:
+        """The IDs on disk under each note text."""
+        out: dict[str, set[str]] = {}
+        for note in self.obs.context.disk:
+            out.setdefault(note.text, set()).update(note.ids)
+        return out
+
+    def _filing(self) -> dict[str, Any]:
+        """A SAR's arguments but its typology: the subject and the entities of the tagged
+        notes, one finding per tag, the loaded sections."""
+        tagged = [n for n in self.obs.context.disk if n.text in RED_FLAG_CODES]
+        findings: dict[str, list[str]] = {}
+        for note in tagged:
+            ids = findings.setdefault(note.text, [])
+            ids += [i for i in note.ids if i not in ids]
+        subjects = [self.subject, *(i for n in tagged for i in n.ids
+                                    if record_type(i) == "entity")]
+        return {"subjects": list(dict.fromkeys(subjects)),
+                "findings": [{"code": c, "evidence_ids": ids[:MAX_FINDING_IDS]}
+                             for c, ids in findings.items()],
+                "cited_sections": self.loaded,
+                "narrative": "Red flags on file: " + (", ".join(findings) or "none") + "."}
+
+    # -- features --
+    def checks(self) -> dict[str, tuple[bool, bool]]:
+        """Each cross-check: (both views read, the story broke)."""
+        subject, name = self.subject, self.alert["subject"]["name"]
+        txns = self.alert["transactions"]
+        owners = self.last("query_beneficial_ownership", entity_id=subject)
+        holdings = {h["company"]["entity_id"]: h for h in (owners or {}).get("holdings", [])}
+        out: dict[str, tuple[bool, bool]] = {}
+
+        sof = self.last("check_source_of_funds", entity_id=subject)
+        flow = sum(t["amount_usd"] for t in txns if t["to_account"] in self.accounts)
+        docs = [d for s in (sof or {}).get("declarations", []) for d in s["documents"]
+                if d.get("amount_usd")]
+        out["source_of_funds"] = (sof is not None, bool(docs) and flow > 0 and not any(
+            1 / DOCUMENT_MATCH_FACTOR <= d["amount_usd"] / flow <= DOCUMENT_MATCH_FACTOR
+            for d in docs))
+
+        trace = self.last("retrieve_async_result")
+        hops = sorted((trace or {}).get("hops", []), key=lambda h: h["sequence"])
+        broke = False
+        if len(hops) > 1:
+            last = hops[-1]
+            own_names = {h["company"]["name"] for h in holdings.values()} | {name}
+            broke = last.get("party_id") in holdings or last.get("party_id") == subject or \
+                last["party_name"] in own_names
+        out["trace"] = (trace is not None and owners is not None, broke)
+
+        device = self.last("check_device_overlap", entity_id=subject)
+        insiders = {subject, *holdings,
+                    *(d["entity_id"] for d in (owners or {}).get("directors", []))}
+        out["device"] = (device is not None and owners is not None, any(
+            s["entity_id"] not in insiders for s in (device or {}).get("shared_with", [])))
+
+        screen = self.last("check_watchlist", name=name)
+        hits = [h for h in (screen or {}).get("hits", []) if h["list"] != "pep"]
+        profile = self.last("get_customer_profile", entity_id=subject) or {}
+        own_date = profile.get("date_of_birth") or profile.get("incorporation_date")
+        out["watchlist"] = (screen is not None and (not hits or bool(profile)),
+                            any(own_date and h.get("date_of_birth") == own_date for h in hits))
+
+        counterparties = {p for t in txns for p in (t.get("from_party_id"), t.get("to_party_id"))
+                          if p and p != subject}
+        out["holdings"] = (owners is not None, bool(set(holdings) & counterparties))
+
+        shipment = next((r for _, r in reversed(self.results.get("verify_customs_invoice", []))),
+                        None)
+        invoice = next((d for d in (shipment or {}).get("documents", [])
+                        if d.get("unit_price_usd")), None)
+        band = self.last("check_market_price", commodity=invoice["commodity"]) \
+            if invoice else None
+        out["price"] = (band is not None, bool(band) and (
+            invoice["unit_price_usd"] > band["high_usd"] * PRICE_FACTOR
+            or invoice["unit_price_usd"] < band["low_usd"] / PRICE_FACTOR))
+        return out
+
+    def surface(self) -> list[float]:
+        """What the alert's cash deposits show (`SURFACE`): two or more just below the CTR
+        threshold, several branches, depositors other than the account holder (a company's
+        first director once the registry was read)."""
+        deposits = [t for t in self.alert["transactions"] if t["channel"] == "cash"]
+        near = [t for t in deposits
+                if CTR_THRESHOLD_USD - NEAR_CTR_USD <= t["amount_usd"] < CTR_THRESHOLD_USD]
+        owners = self.last("query_beneficial_ownership", entity_id=self.subject) or {}
+        directors = [d["entity_id"] for d in owners.get("directors", [])]
+        holder = self.subject if self.alert["subject"]["kind"] == "person" or not directors \
+            else directors[0]
+        others = [t for t in deposits if t.get("conducted_by") not in (None, holder)]
+        return [float(len(near) >= 2), float(len({t.get("branch") for t in deposits}) > 1),
+                float(bool(others))]
+
+    def features(self) -> np.ndarray:
+        obs, ctx = self.obs, self.obs.context
+        f: list[float] = [float(self.alert["rule"]["code"] == r) for r in RULES]
+        f += self.surface()
+        f.append(float(self.alert["subject"]["kind"] == "person"))
+        f.append(obs.step / max(obs.step_budget, 1))
+        f.append(float(obs.error is not None))
+        f += [float(any(j.status == "pending" for j in ctx.jobs)),
+              float(any(j.status == "ready" for j in ctx.jobs))]
+        disk = {i for n in ctx.disk for i in n.ids}
+        unsaved = {p.tool for p in ctx.ram if set(p.ids) - disk}
+        f += [float(t in unsaved) for t in TOOL_NAMES]
+        for read, broke in self.checks().values():
+            f += [float(read and broke), float(read and not broke)]
+        tags = {n.text for n in ctx.disk}
+        f += [float(t in tags) for t in NOTES]
+        loaded = {s.section_id for s in ctx.kernel}
+        f += [float(s in loaded) for s in SECTION_IDS]
+        return np.asarray(f, np.float32)
+
+
+class AmlGymSpec(GymSpec):
+    widths: ClassVar[dict[str, int]] = {
+        "entity": 4, "entity_name": 2, "account": 1, "transaction": 2, "wire": 2, "invoice": 1,
+        "job": 1, "commodity": 1}
+    targets: ClassVar[dict[str, tuple[str, str]]] = {
+        "check_watchlist": ("name", "entity_name"),
+        "check_market_price": ("commodity", "commodity"),
+        "retrieve_async_result": ("job_id", "job"),
+        "request_wire_trace": ("transaction_id", "wire")}
+    excluded = ("search_compliance_manual",)
+    feature_size = FEATURE_SIZE
+
+    def variants(self, tool: str) -> list[dict[str, Any]] | None:
+        if tool == "query_transactions":
+            return [{"channel": "wire"}]
+        if tool == "write_to_case_file":
+            return [{"note": n} for n in NOTES]
+        if tool == "update_system_prompt":
+            return [{"section_id": s} for s in SECTION_IDS]
+        return None
+
+    def reader(self, obs: Any) -> AmlReader:
+        return AmlReader(obs.result)
+
+
+SPEC = AmlGymSpec()
