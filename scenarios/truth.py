@@ -48,6 +48,11 @@ class GroundTruth(Frozen):
     justifying_sections: tuple[str, ...]
     decisive_evidence: tuple[tuple[str, ...], ...] = ()
     ubo_id: str | None = None
+    # check name -> clear | explained | explained_rfi | unexplained (`scenarios.checks`)
+    dispositions: dict[str, str] = {}
+    # The records that explain the innocent anomalies: the FX-charges ledger line, the household
+    # member, the disclosure, the bill of lading with freight, the reply and its documents...
+    explanation_ids: tuple[str, ...] = ()
 
     def flag(self, code: str) -> RedFlag | None:
         return next((f for f in self.red_flags if f.code == code), None)
