@@ -355,10 +355,9 @@ class CaseBuilder:
 
     def reply(self, entity: Entity, topic: str, statement: str,
               documents: tuple[SupportingDocument, ...] = ()) -> InformationReply:
-        """The relationship manager's answer on `topic`, due a few steps after it is asked."""
+        """The relationship manager's answer on `topic` (delivered when it is asked for)."""
         rec = InformationReply.trusted(id=self.uid("RFI"), entity_id=entity.id, topic=topic,
-                                       eta_steps=self.ri(2, 4), statement=statement,
-                                       documents=tuple(documents))
+                                       statement=statement, documents=tuple(documents))
         self.replies.append(rec)
         return rec
 

@@ -28,6 +28,10 @@ TYPOLOGIES: tuple[Typology, ...] = get_args(Typology)
 Channel = Literal["cash", "wire", "ach", "card", "cheque"]
 RiskRating = Literal["low", "medium", "high"]
 WatchlistName = Literal["sanctions", "pep", "adverse_media"]
+# What a request for information to the relationship manager may ask about.
+InformationTopic = Literal["source_of_funds", "related_parties", "device_use", "identity",
+                           "trade_terms", "authority"]
+INFORMATION_TOPICS: tuple[InformationTopic, ...] = get_args(InformationTopic)
 TradeDocKind = Literal["invoice", "customs_declaration", "bill_of_lading"]
 
 
@@ -214,13 +218,12 @@ class CorrespondentHop(Frozen):
 
 
 class InformationReply(Frozen):
-    """The relationship manager's answer to a request for information on one topic, delivered
-    `eta_steps` after the request (`request_information`)."""
+    """The relationship manager's answer to a request for information on one topic about a
+    customer, delivered a few steps after the request (`request_information`)."""
 
     id: str
     entity_id: str
-    topic: str
-    eta_steps: int = Field(ge=1)
+    topic: InformationTopic
     statement: str
     documents: tuple[SupportingDocument, ...] = ()
 

@@ -24,6 +24,7 @@ from memex.scenarios import checks as ck
 from memex.scenarios.background import decoys
 from memex.scenarios.builder import CaseBuilder
 from memex.scenarios.case import Case
+from memex.scenarios.model import INFORMATION_TOPICS
 from memex.scenarios.rules import (
     CASH_AGGREGATE,
     ELDER_ACTIVITY,
@@ -87,8 +88,6 @@ BENIGN_NOISE_SHARE = 0.35
 # a suspicious story's cover (clean views, or well-made documents that explain an anomaly).
 BENIGN_MODES = {ck.CLEAR: 0.35, ck.EXPLAINED: 0.40, ck.EXPLAINED_RFI: 0.25}
 COVER_MODES = {ck.CLEAR: 0.50, ck.EXPLAINED: 0.30, ck.EXPLAINED_RFI: 0.20}
-TOPICS = ("source_of_funds", "related_parties", "device_use", "identity", "trade_terms",
-          "authority")
 NEUTRAL_REPLIES = ("The customer confirms the activity is as described on file.",
                    "The customer has nothing to add to the information on file.")
 
@@ -222,7 +221,7 @@ def _disclose(b: CaseBuilder, s, reg: ck.Registry, outcomes: dict[str, ck.Outcom
     if docs:
         b.sof(s.subject, "related parties disclosed", tuple(docs))
     ids = [i for o in outcomes.values() for i in o.explanation_ids]
-    for topic in TOPICS:
+    for topic in INFORMATION_TOPICS:
         mine = [o for c, o in outcomes.items() if ck.TOPIC.get(c) == topic]
         docs = tuple(d for o in mine for d in o.reply_docs)
         if docs:
