@@ -35,6 +35,7 @@ from datetime import date, timedelta
 from memex.scenarios import vocab
 from memex.scenarios.background import NEWS_HEADLINES, SANCTIONS_PROGRAMS, name_variant
 from memex.scenarios.builder import CaseBuilder, iso
+from memex.scenarios.manual import DOCUMENT_MATCH_TOLERANCE
 from memex.scenarios.model import Entity, OwnershipLink, SupportingDocument
 from memex.scenarios.surfaces import Surface, _incorporation
 from memex.scenarios.truth import RedFlag
@@ -45,8 +46,7 @@ AGGREGATE_OWNERSHIP, AUTHORITY, PAYEE_WATCHLIST = (
     "aggregate_ownership", "authority", "payee_watchlist")
 ALL_CHECKS = (SOURCE_OF_FUNDS, TRACE, DEVICE, WATCHLIST, HOLDINGS, PRICE, AGGREGATE_OWNERSHIP,
               AUTHORITY, PAYEE_WATCHLIST)
-# A document explains the flow when its amount is within this factor of it (fees, gross-ups).
-DOCUMENT_MATCH_FACTOR = 1.04
+DOCUMENT_MATCH_FACTOR = 1.0 + DOCUMENT_MATCH_TOLERANCE
 MARKET_BAND_HALF_WIDTH = 0.12
 
 # A check's disposition in the latent story (manual 1.7): the views agree; they disagree and a
@@ -68,8 +68,8 @@ UNEXPLAINED_DOC_GAP = (0.05, 0.60)
 CIF_FREIGHT_SHARE = (0.12, 0.20)
 SMALL_FREIGHT_SHARE = (0.02, 0.05)
 FX_MEMO = "FX CONVERSION MARGIN AND CHARGES"
-RELATED_PARTY_KINDS = ("intercompany loan agreement", "cash pooling agreement",
-                       "related-party disclosure")
+RELATED_PARTY_KINDS = ("related-party disclosure", "intra-group services agreement",
+                       "group structure declaration")
 EVASIVE = ("The customer has not answered the request; the relationship manager chased twice.",
            "The customer declined to provide further information.",
            "The customer said documents would follow; none have been received.")
@@ -241,11 +241,10 @@ def generic_source_of_funds(b: CaseBuilder, s: Surface) -> None:
         b.sof(s.subject, "ordinary income and savings", (doc,))
 
 
-def related_party_document(b: CaseBuilder, company: Entity, amount: float | None = None
-                           ) -> SupportingDocument:
+def related_party_document(b: CaseBuilder, company: Entity) -> SupportingDocument:
     """A filed (or sent) document that discloses the customer's relation to `company`."""
     kind = b.pick(RELATED_PARTY_KINDS)
-    return b.supporting(kind, "Dealings with a company the customer owns, disclosed", amount,
+    return b.supporting(kind, "Dealings with a company the customer owns, disclosed", None,
                         b.past_date(30, 700), company.name)
 
 
@@ -284,10 +283,9 @@ def trace(b: CaseBuilder, s: Surface, mode: str, reg: Registry,
     groups = (hop_ids, (link.id,))
     if mode == UNEXPLAINED:
         flag = RedFlag(code=code, evidence_ids=(*hop_ids, link.id), carrier_ids=(hops[-1].id,))
-        others = [c for c, _ in reg.holdings if c.id != last.id]
         return Outcome(groups, flag, (last.id,), disposition=mode, **_reply_or_evasive(
-            b, mode, (), lambda: tuple(related_party_document(b, c) for c in others[:1])))
-    doc = related_party_document(b, last, round(t.amount_usd, 2))
+            b, mode, (), lambda: (related_party_document(b, s.company_like()),)))
+    doc = related_party_document(b, last)
     if mode == EXPLAINED:
         return Outcome(groups, disposition=mode, explanation_ids=(doc.id,), disclosures=(doc,))
     return Outcome(groups, disposition=mode, reply_docs=(doc,))
@@ -400,10 +398,9 @@ def holdings(b: CaseBuilder, s: Surface, mode: str, reg: Registry,
     if mode == UNEXPLAINED:
         flag = RedFlag(code="UNDISCLOSED_RELATED_PARTY", evidence_ids=(link.id, *txns),
                        carrier_ids=(link.id,))
-        others = [c for c, _ in reg.holdings if c.id != counterparty.id]
         return Outcome(((link.id,),), flag, (counterparty.id,), disposition=mode,
-                       **_reply_or_evasive(b, mode, (), lambda: tuple(
-                           related_party_document(b, c) for c in others[:1])))
+                       **_reply_or_evasive(b, mode, (), lambda: (
+                           related_party_document(b, s.company_like()),)))
     doc = related_party_document(b, counterparty)
     if mode == EXPLAINED:
         return Outcome(((link.id,),), disposition=mode, explanation_ids=(doc.id,),

@@ -24,7 +24,13 @@ SAR_FILING_DAYS_NO_SUSPECT = 60
 TRAVEL_RULE_THRESHOLD_USD = 3_000.0
 BENEFICIAL_OWNER_PERCENT = 25.0
 OFAC_AGGREGATE_OWNERSHIP_PERCENT = 50.0
-PRICE_DEVIATION_TOLERANCE = 0.25
+# A price more than this share beyond the FOB band (after deducting freight from a CIF price)
+PRICE_DEVIATION_TOLERANCE = 0.05
+# A document explains a flow when its amount is within this share of it.
+DOCUMENT_MATCH_TOLERANCE = 0.04
+# The weighing rule (1.7, 9.1): a SAR when at least this many independent checks stay
+# unexplained after explanations on file and requests for information were sought.
+SAR_MIN_UNEXPLAINED = 2
 
 # Figures of the typology sections (11.x), stated once.
 FUNNEL_MIN_DEPOSITS = 10

@@ -24,6 +24,7 @@ from memex.scenarios import checks as ck
 from memex.scenarios.background import decoys
 from memex.scenarios.builder import CaseBuilder
 from memex.scenarios.case import Case
+from memex.scenarios.manual import SAR_MIN_UNEXPLAINED
 from memex.scenarios.model import INFORMATION_TOPICS
 from memex.scenarios.rules import (
     CASH_AGGREGATE,
@@ -79,10 +80,9 @@ OK_SECTION = {ck.SOURCE_OF_FUNDS: "5.2", ck.TRACE: "7.6", ck.DEVICE: "3.6",
               ck.AGGREGATE_OWNERSHIP: "11.6", ck.AUTHORITY: "11.12", ck.PAYEE_WATCHLIST: "4.3"}
 
 
-# The weighing rule (manual 1.7 and 9.1): a SAR when at least this many independent checks
-# stay unexplained. A suspicious story leaves exactly its anchor and one more check unexplained;
-# a benign one at most one (noise), for BENIGN_NOISE_SHARE of benign cases.
-SAR_MIN_UNEXPLAINED = 2
+# The weighing rule (manual 1.7 and 9.1, `SAR_MIN_UNEXPLAINED`): a suspicious story leaves its
+# anchor and one more check unexplained; a benign one at most one (noise), for
+# BENIGN_NOISE_SHARE of benign cases.
 BENIGN_NOISE_SHARE = 0.35
 # How the checks that are not unexplained are written: a benign story's innocent anomalies, and
 # a suspicious story's cover (clean views, or well-made documents that explain an anomaly).
@@ -108,6 +108,7 @@ def dispositions(b: CaseBuilder, present: list[str], suspicious: bool,
     rng = b.rng
     if suspicious:
         unexplained = {present[0], second if second in present[1:] else b.pick(present[1:])}
+        assert len(unexplained) >= SAR_MIN_UNEXPLAINED
     elif rng.random() < BENIGN_NOISE_SHARE:
         unexplained = {b.pick(present)}
     else:

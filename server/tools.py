@@ -257,8 +257,8 @@ class Toolkit:
 
     def check_watchlist(self, name: Annotated[str, Field(max_length=MAX_NAME_CHARS)]) -> dict:
         """Screen a name against the sanctions, PEP and adverse-media lists. Returns every
-        entry whose name is similar; similarity is not identity, so compare date of birth and
-        country before treating a hit as a match.
+        entry whose name is similar; similarity is not identity, so compare date of birth,
+        nationality, country and ID number before treating a hit as a match.
 
         Args:
             name: Full name of a person or company.
@@ -280,6 +280,7 @@ class Toolkit:
             if similarity >= 0.8:
                 hits.append({"entry_id": w.id, "list": w.list, "name": w.name,
                              "country": w.country, "date_of_birth": w.date_of_birth,
+                             "nationality": w.nationality, "id_number": w.id_number,
                              "detail": w.detail, "listed_on": w.listed_on,
                              "similarity": round(similarity, 2)})
         hits.sort(key=lambda h: (-h["similarity"], h["entry_id"]))
