@@ -38,6 +38,8 @@ POLICIES = Targets({
     "tool_spam": "memex.policies.probes:ToolSpam",
     "os_farming": "memex.policies.probes:OsFarming",
     "never_decide": "memex.policies.probes:NeverDecide",
+    "first_failure_checklist": "memex.policies.probes:FirstFailureChecklist",
+    "anomaly_counter": "memex.policies.probes:AnomalyCounter",
     "memorised_closer": "memex.audit.surface_probes:MemorisedCloser",
     "memorised_sar": "memex.audit.surface_probes:MemorisedSar",
     "alert_only": "memex.audit.surface_probes:AlertOnly",
@@ -45,7 +47,7 @@ POLICIES = Targets({
 })
 PROBES = ("always_sar", "always_close", "all_codes_sar", "tool_spam", "os_farming",
           "never_decide", "random", "memorised_closer", "memorised_sar", "alert_only",
-          "one_lookup")
+          "one_lookup", "first_failure_checklist", "anomaly_counter")
 
 _SYSTEM = """\
 You are an anti-money-laundering investigator at a bank. A transaction-monitoring alert fired. \

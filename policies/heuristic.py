@@ -108,6 +108,15 @@ class Heuristic(ScriptedPolicy):
     case file, loads the manual sections that support the outcome and weighs."""
 
     name = "heuristic"
+    # Whether anomalies are explained before they count, whether the first anomaly ends the
+    # review, and how many unexplained anomalies a SAR needs: the probes of `policies.probes`
+    # are this analyst without the judgement.
+    seeks_explanations = True
+    stops_at_first_anomaly = False
+    sar_min_findings = SAR_MIN_UNEXPLAINED
+
+    def _stop(self) -> bool:
+        return self.stops_at_first_anomaly and any(c.failed for c in self.checks.values())
 
     def script(self, obs):
         a = self.alert
@@ -129,32 +138,12 @@ class Heuristic(ScriptedPolicy):
                       and t.get("to_party_id")), None) if rule == ELDER else None
         if payee is not None:  # its ID is needed after the alert page has left RAM
             yield from self.keep("Payee under review", [payee["to_party_id"]])
-        job = None if rule == ELDER else (yield from self._request_trace(rule, txns, accounts))
-        if rule == TRADE:
-            yield from self._price_check(txns)
-        if rule == HUB:
-            yield from self._aggregate_ownership_check(subject, txns)
-        owners = (yield from self.call("query_beneficial_ownership", entity_id=subject)) or {}
-        holdings = {h["company"]["entity_id"]: h for h in owners.get("holdings", [])}
-        directors = [d["entity_id"] for d in owners.get("directors", [])]
-        self.surface = self._surface_flags(rule, txns, directors)
-        yield from self._holdings_check(subject, txns, holdings)
-        yield from self._device_check(subject, directors, holdings)
-        if rule == ELDER:  # an older customer's outflows: who may receive them, and who that is
-            if payee is not None:
-                yield from self._authority_check(subject, payee)
-                yield from self._payee_watchlist_check(payee)
-        elif rule not in (TRADE, HUB):  # trade payments are explained by trade documents
-            yield from self._source_of_funds_check(rule, subject, txns, accounts)
-        if rule != ELDER:
-            yield from self._watchlist_check(a["subject"])
-        if job is not None:
-            yield from self._trace_check(job, subject, a["subject"]["name"], holdings,
-                                         TRACE_CODE.get(rule, "ROUND_TRIP"))
+        owners: dict = {}
+        yield from self._investigate(rule, subject, accounts, txns, payee, owners)
         yield from self._settle_requests()
 
         failed = [c for c in self.checks.values() if c.failed]
-        if len(failed) < SAR_MIN_UNEXPLAINED:
+        if len(failed) < self.sar_min_findings:
             held = [c for c in CLOSE_PREFERENCE if self.checks.get(c) and self.checks[c].present
                     and not self.checks[c].failed]
             sections = [CLOSE_SECTION.get(rule, "1.6")] + [HELD_SECTION[c] for c in held]
@@ -176,6 +165,41 @@ class Heuristic(ScriptedPolicy):
         yield act("file_sar", subjects=list(dict.fromkeys(subjects)),
                   typology=TYPOLOGY.get(rule, "layering"), findings=findings,
                   cited_sections=cited, narrative=self._narrative(failed))
+
+    def _investigate(self, rule: str, subject: str, accounts: set[str], txns: list[dict],
+                     payee: dict | None, owners: dict):
+        """The rule's cross-checks, in the order an analyst runs them (the price and the
+        partner's owners while the alert page still names them); `owners` receives the
+        customer's registry entry."""
+        job = None if rule == ELDER else (yield from self._request_trace(rule, txns, accounts))
+        if rule == TRADE:
+            yield from self._price_check(txns)
+        if rule == HUB and not self._stop():
+            yield from self._aggregate_ownership_check(subject, txns)
+        if self._stop():
+            return
+        owners.update((yield from self.call("query_beneficial_ownership",
+                                            entity_id=subject)) or {})
+        holdings = {h["company"]["entity_id"]: h for h in owners.get("holdings", [])}
+        directors = [d["entity_id"] for d in owners.get("directors", [])]
+        self.surface = self._surface_flags(rule, txns, directors)
+        steps = [lambda: self._holdings_check(subject, txns, holdings),
+                 lambda: self._device_check(subject, directors, holdings)]
+        if rule == ELDER:  # an older customer's outflows: who may receive them, and who that is
+            if payee is not None:
+                steps += [lambda: self._authority_check(subject, payee),
+                          lambda: self._payee_watchlist_check(payee)]
+        elif rule not in (TRADE, HUB):  # trade payments are explained by trade documents
+            steps.append(lambda: self._source_of_funds_check(rule, subject, txns, accounts))
+        if rule != ELDER:
+            steps.append(lambda: self._watchlist_check(self.alert["subject"]))
+        if job is not None:
+            steps.append(lambda: self._trace_check(job, subject, self.alert["subject"]["name"],
+                                                   holdings, TRACE_CODE.get(rule, "ROUND_TRIP")))
+        for step in steps:
+            if self._stop():
+                return
+            yield from step()
 
     # ---- OS helpers -------------------------------------------------------------------------
     def call(self, tool: str, **arguments: Any):
@@ -209,13 +233,13 @@ class Heuristic(ScriptedPolicy):
         topic — the customer is asked; the answer settles it later (`_settle_requests`)."""
         check.anomaly = True
         self.checks[check.name] = check
-        if explanation:
+        if explanation and self.seeks_explanations:
             check.explanation = explanation
             return
         check.failed = True
         surface = [i for ids in self.surface.values() for i in ids]
         yield from self.keep(note, check.carriers + surface)
-        if topic is not None and resolver is not None:
+        if topic is not None and resolver is not None and self.seeks_explanations:
             job = next((j for _, j, _ in self.requests if j["topic"] == topic), None)
             if job is None:
                 job = (yield from self.call("request_information", entity_id=self.subject,

@@ -35,7 +35,7 @@ from datetime import date, timedelta
 from memex.scenarios import vocab
 from memex.scenarios.background import NEWS_HEADLINES, SANCTIONS_PROGRAMS, name_variant
 from memex.scenarios.builder import CaseBuilder, iso
-from memex.scenarios.manual import DOCUMENT_MATCH_TOLERANCE
+from memex.scenarios.manual import DOCUMENT_MATCH_TOLERANCE, PRICE_DEVIATION_TOLERANCE
 from memex.scenarios.model import Entity, OwnershipLink, SupportingDocument
 from memex.scenarios.surfaces import Surface, _incorporation
 from memex.scenarios.truth import RedFlag
@@ -115,13 +115,13 @@ class Registry:
     owner_links: list[OwnershipLink]
     holdings: list[tuple[Entity, OwnershipLink]]
     ubo: Entity | None
-    _lent: set[str] = field(default_factory=set)
+    lent: set[str] = field(default_factory=set)
 
     def spare_holding(self, b: CaseBuilder, avoid: set[str]) -> tuple[Entity, OwnershipLink]:
         """A holding no other check has used (the registry always has enough)."""
-        free = [h for h in self.holdings if h[0].id not in self._lent | avoid] or self.holdings
+        free = [h for h in self.holdings if h[0].id not in self.lent | avoid] or self.holdings
         pick = b.pick(free)
-        self._lent.add(pick[0].id)
+        self.lent.add(pick[0].id)
         return pick
 
 
@@ -435,8 +435,9 @@ def price(b: CaseBuilder, s: Surface, mode: str, over: bool) -> Outcome:
         over, cif = True, True
         freight = rng.uniform(*CIF_FREIGHT_SHARE)
         fob = p / (1 + freight)
-        # FOB inside the band, the CIF price above its top
-        x = rng.uniform(max(0.96, (1 + half) * 1.02 / (1 + freight)), 1.06)
+        # FOB inside the band, the CIF price clearly above its top (beyond the tolerance)
+        x = rng.uniform((1 + half) * (1 + PRICE_DEVIATION_TOLERANCE + 0.03) / (1 + freight),
+                        1.10)
         centre = fob / x
     else:
         cif = over and rng.random() < 0.5

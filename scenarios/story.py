@@ -151,6 +151,8 @@ def build_case(b: CaseBuilder, *, kind: str, variant: str, scheme: Scheme, suspi
     if modes.get(ck.HOLDINGS, ck.CLEAR) != ck.CLEAR and s.counterparties:
         counterparty = b.pick(s.counterparties)
     reg = ck.write_registry(b, s, b.ri(1, 2) + 2, counterparty)
+    if counterparty is not None:  # no other check borrows the related counterparty
+        reg.lent.add(counterparty.id)
     outcomes: dict[str, ck.Outcome] = {}
     for check in pool:
         mode = modes.get(check, ck.CLEAR)
@@ -216,7 +218,7 @@ def _disclose(b: CaseBuilder, s, reg: ck.Registry, outcomes: dict[str, ck.Outcom
     Returns the IDs of the records that explain the innocent anomalies."""
     docs = [d for o in outcomes.values() for d in o.disclosures]
     involved = {n for o in outcomes.values() for n in o.implicated}
-    spare = [c for c, _ in reg.holdings if c.id not in involved and c.id not in reg._lent]
+    spare = [c for c, _ in reg.holdings if c.id not in involved and c.id not in reg.lent]
     if spare and b.rng.random() < 0.5:
         docs.append(ck.related_party_document(b, b.pick(spare)))
     if docs:
