@@ -127,6 +127,7 @@ class Heuristic(ScriptedPolicy):
         self.requests: list[tuple[CheckResult, dict, Resolver]] = []
         self.replies: dict[str, list[dict]] = {}
         self._sof: dict | None = None
+        self.origin_job: dict | None = None
         rule = a["rule"]["code"]
         subject = a["subject"]["entity_id"]
         self.subject = subject
@@ -302,7 +303,14 @@ class Heuristic(ScriptedPolicy):
                 wire = min(wires, key=lambda t: (t["timestamp"], t["id"]), default=None)
         if wire is None:
             return None
-        return (yield from self.call("request_wire_trace", transaction_id=wire["id"]))
+        job = yield from self.call("request_wire_trace", transaction_id=wire["id"])
+        if rule == FLOW:  # where the money came from, to see whether it goes back there
+            ins = [t for t in txns if t["channel"] == "wire" and t["to_account"] in accounts]
+            source = max(ins, key=lambda t: (t["amount_usd"], t["id"]), default=None)
+            if source is not None:
+                self.origin_job = yield from self.call("request_wire_trace",
+                                                       transaction_id=source["id"])
+        return job
 
     def _trace_check(self, job: dict, subject: str, name: str, holdings: dict[str, dict],
                      code: str = "ROUND_TRIP"):
@@ -319,6 +327,13 @@ class Heuristic(ScriptedPolicy):
         last = hops[-1]
         own_names = {h["company"]["name"] for h in holdings.values()}
         party = last.get("party_id")
+        origin = yield from self._origin_parties()
+        if last["party_name"] in origin and not (party in holdings or party == subject):
+            # Back where it came from: a round trip nothing on file can explain.
+            check.code, check.carriers = code, [last["hop_id"]]
+            yield from self._anomaly(check, f"Wire trace ends at {last['party_name']}, where "
+                                            f"the inflow came from: hop {last['hop_id']}.")
+            return
         if not (party in holdings or party == subject or last["party_name"] in own_names | {name}):
             return
         check.code = code
@@ -329,6 +344,17 @@ class Heuristic(ScriptedPolicy):
             check, f"Wire trace ends at {last['party_name']}, a company the customer owns: "
                    f"hop {last['hop_id']}.", disclosed, "related_parties",
             lambda docs: self._disclosure(last["party_name"], docs))
+
+    def _origin_parties(self):
+        """The parties an alerted inflow came from, beyond its direct sender (its origin
+        trace, collected when due)."""
+        job, self.origin_job = self.origin_job, None
+        if job is None:
+            return set()
+        while self.obs.step + 1 < job["ready_at_step"]:
+            yield from self.call("assess_risk", entity_id=self.subject)
+        result = (yield from self.call("retrieve_async_result", job_id=job["job_id"])) or {}
+        return {h["party_name"] for h in result.get("hops", []) if h["sequence"] > 1}
 
     @staticmethod
     def _disclosure(party_name: str, docs: list[dict]) -> str:
