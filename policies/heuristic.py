@@ -8,16 +8,17 @@ finding (manual 1.7): the analyst looks for its innocent explanation on file fir
 the customer through the relationship manager (`request_information`) when nothing on file
 explains it, and counts the anomaly as a finding only when neither does.
 
-| check | anomaly | explanation looked for (on file, then by request) |
+| check | anomaly | explanation (on file; request topic) |
 |---|---|---|
-| source of funds | no document within 4% of the alerted inflow | an FX-charges line on the ledger (or the conversion advice) equal to the difference |
-| trace | the last hop is a company the customer owns | a filed intra-group agreement or disclosure naming it (related_parties) |
-| device | a co-user is neither the customer's company nor its director | the household on the KYC file (device_use) |
-| watchlist | an entry with the customer's own date | the ID number on file differs from the entry's (identity) |
-| holdings | an alerted counterparty is a holding | a filed disclosure naming it (related_parties) |
-| price | the invoice more than 5% beyond the FOB band | CIF: the freight on the bill of lading (trade_terms) brings it inside |
-| 50% rule | confirmed owners hold >= 50% | an entry whose ID number is not the owner's is a namesake |
-| authority | the power of attorney names someone else | a successor appointment naming the payee (authority) |
+| source of funds | no document within 4% of the inflow | FX charges equal to the excess |
+| trace | last hop: the customer's company | a disclosure naming it (related_parties) |
+| trace (fan-out) | last hop: where the inflow came from | none: a round trip |
+| device | a co-user outside the registry | the KYC household (device_use) |
+| watchlist | an entry with the customer's date | another ID number (identity) |
+| holdings | a counterparty is a holding | a disclosure naming it (related_parties) |
+| price | > 5% beyond the FOB band | CIF net of freight inside (trade_terms) |
+| 50% rule | listed owners hold >= 50% | an entry's ID number is not the owner's |
+| authority | the attorney is not the payee | a successor appointment (authority) |
 | payee watchlist | an entry with the payee's date | the payee's ID number differs |
 
 It files a SAR when at least `SAR_MIN_UNEXPLAINED` checks stay unexplained, and otherwise

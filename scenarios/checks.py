@@ -7,17 +7,17 @@ customer's answer to a request for information explains it: the reply record on 
 `TOPIC`) and `unexplained` (the red flag: nothing explains it; a request gets an evasive answer
 or a document that does not reconcile).
 
-| check | views | anomaly | innocent explanation |
-|---|---|---|---|
-| source_of_funds | document vs alerted flow | amount off (5-60%) | FX margin and charges on the ledger (5-15%) |
-| trace | wire trace vs registry | last hop is a company the subject owns | intra-group agreement disclosed |
-| device | device overlap vs registry / KYC | co-user is not an owned company | household member on the KYC file |
-| watchlist | entry vs KYC | same name and date of birth | ID number (or nationality) differs |
-| holdings | registry vs alerted counterparties | a counterparty is owned | related party disclosed in a filed document |
-| price | invoice vs FOB market band | price beyond the band | CIF price: freight of 12-20% on the bill of lading |
-| aggregate_ownership | partner's owners vs sanctions | confirmed owners hold >= 50% | one entry's ID number is another person's |
-| authority | power of attorney vs payee | names someone else | successor appointment names the payee |
-| payee_watchlist | entry vs the payee's registry data | same name and date | ID number differs |
+| check | anomaly | innocent explanation |
+|---|---|---|
+| source_of_funds | document 5-60% off the flow | FX margin and charges on the ledger (5-15%) |
+| trace | the last hop is the subject's company | an intra-group agreement disclosed |
+| device | a co-user is not an owned company | a household member on the KYC file |
+| watchlist | an entry with the same name and date | its ID number (or nationality) differs |
+| holdings | an alerted counterparty is owned | a related party disclosed in a filing |
+| price | the invoice beyond the FOB band | CIF: freight of 12-20% on the bill of lading |
+| aggregate_ownership | listed owners hold >= 50% | one entry's ID number is another person's |
+| authority | the power of attorney names another | a successor appointment names the payee |
+| payee_watchlist | an entry with the payee's date | its ID number differs |
 
 Every mode writes the same kinds of records with overlapping magnitudes: every case with a
 source-of-funds check has an FX-charges line (only an explaining one equals the difference),

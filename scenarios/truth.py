@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from pydantic import Field
+
 from memex.scenarios.model import Frozen
 
 Decision = Literal["file_sar", "close_alert"]
@@ -49,7 +51,7 @@ class GroundTruth(Frozen):
     decisive_evidence: tuple[tuple[str, ...], ...] = ()
     ubo_id: str | None = None
     # check name -> clear | explained | explained_rfi | unexplained (`scenarios.checks`)
-    dispositions: dict[str, str] = {}
+    dispositions: dict[str, str] = Field(default_factory=dict)
     # The records that explain the innocent anomalies: the FX-charges ledger line, the household
     # member, the disclosure, the bill of lading with freight, the reply and its documents...
     explanation_ids: tuple[str, ...] = ()
