@@ -66,7 +66,7 @@ MODES = {c: DISPOSITIONS if c in TOPIC else (CLEAR, EXPLAINED, UNEXPLAINED) for 
 FX_CHARGES_SHARE = (0.05, 0.15)
 UNEXPLAINED_DOC_GAP = (0.05, 0.60)
 CIF_FREIGHT_SHARE = (0.12, 0.20)
-SMALL_FREIGHT_SHARE = (0.02, 0.05)
+SMALL_FREIGHT_SHARE = (0.01, 0.04)
 FX_MEMO = "FX CONVERSION MARGIN AND CHARGES"
 RELATED_PARTY_KINDS = ("related-party disclosure", "intra-group services agreement",
                        "group structure declaration")
@@ -437,14 +437,14 @@ def price(b: CaseBuilder, s: Surface, mode: str, over: bool) -> Outcome:
         fob = p / (1 + freight)
         # FOB inside the band, the CIF price clearly above its top (beyond the tolerance)
         x = rng.uniform((1 + half) * (1 + PRICE_DEVIATION_TOLERANCE + 0.03) / (1 + freight),
-                        1.10)
+                        1 + half)
         centre = fob / x
     else:
         cif = over and rng.random() < 0.5
         lo, hi = b.knobs.price_multiple
         if cif:
             freight = rng.uniform(*SMALL_FREIGHT_SHARE)
-            m = rng.uniform(1.12, hi)
+            m = rng.uniform(1.10, hi)
         else:
             m = rng.uniform(lo, hi)
         centre = p / ((1 + half) * m) if over else p * m / (1 - half)
