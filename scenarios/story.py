@@ -86,7 +86,7 @@ OK_SECTION = {ck.SOURCE_OF_FUNDS: "5.2", ck.TRACE: "7.6", ck.DEVICE: "3.6",
 BENIGN_NOISE_SHARE = 0.35
 # How the checks that are not unexplained are written: a benign story's innocent anomalies, and
 # a suspicious story's cover (clean views, or well-made documents that explain an anomaly).
-BENIGN_MODES = {ck.CLEAR: 0.35, ck.EXPLAINED: 0.40, ck.EXPLAINED_RFI: 0.25}
+BENIGN_MODES = {ck.CLEAR: 0.20, ck.EXPLAINED: 0.50, ck.EXPLAINED_RFI: 0.30}
 COVER_MODES = {ck.CLEAR: 0.50, ck.EXPLAINED: 0.30, ck.EXPLAINED_RFI: 0.20}
 NEUTRAL_REPLIES = ("The customer confirms the activity is as described on file.",
                    "The customer has nothing to add to the information on file.")
