@@ -9,11 +9,15 @@
    anchor is where its cover story fails; a benign variant's anchor is its main explanation.
    Anchors are spread over a rule's pool in the same proportions for both classes (the variant
    lists are built that way), so which checks exist never tells the label;
-3. writes each check (`scenarios.checks`): consistent for benign cases; for suspicious ones
-   the anchor fails — and, when the anchor's failure lives in one view only, one more present
-   check fails too, so the failure always spans two views;
-4. adds decoys, then freezes the alert and the ground truth: red flags with their carriers,
-   the decisive evidence (the checks' view groups), subjects, justifying sections.
+3. draws each present check's disposition (`dispositions`: clear, explained on file,
+   explained by a request for information, unexplained). A suspicious story leaves its anchor
+   and one more check unexplained (`SAR_MIN_UNEXPLAINED`, manual 1.7) and covers the rest; a
+   benign story explains its anomalies and leaves at most one unexplained (noise);
+4. writes each check in its disposition (`scenarios.checks`), files the related-party
+   disclosures and writes the relationship manager's reply on every topic;
+5. adds decoys, then freezes the alert and the ground truth: red flags with their carriers,
+   the decisive evidence (the checks' view groups), subjects, justifying sections, the
+   dispositions and the records that explain the innocent anomalies.
 """
 
 from __future__ import annotations

@@ -18,6 +18,13 @@ The grader's contract:
   them is revealed by the alert itself: they take investigation to see.
 - `justifying_sections`: manual sections whose loading and citing justifies the decision
   (benign kinds include the section that makes closing right).
+- `dispositions`: each present cross-check's disposition (clear, explained, explained_rfi,
+  unexplained; `scenarios.checks`). Suspicious cases have at least `SAR_MIN_UNEXPLAINED`
+  unexplained checks, benign cases fewer.
+- `explanation_ids`: the records that explain the innocent anomalies (an FX-charges ledger
+  line, a household member, a disclosure, a bill of lading with freight, a successor
+  appointment, an information reply and the documents it carries). Empty when nothing needed
+  explaining.
 """
 
 from __future__ import annotations

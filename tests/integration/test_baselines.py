@@ -117,6 +117,10 @@ KIND_ORACLE_MIN_RETURN = 0.9
 # One test case per difficulty and kind (the hold-out variants included where the seed draws
 # them); the margin is the same 0.3 of return as above, per kind.
 KIND_CASES = tuple((SPLITS["test"].start + 500 + i, d) for i, d in enumerate(DIFFICULTIES))
+# Probes without judgement file a SAR on every anomaly, and every suspicious case shows one: on
+# a suspicious kind they are right, with evidence, by construction. They lose on the benign
+# kinds, where the anomalies are explained (and overall, above).
+JUDGEMENT_PROBES = ("first_failure_checklist", "anomaly_counter")
 
 
 @pytest.fixture(scope="module")
@@ -137,6 +141,8 @@ def test_every_kind_is_solved_by_the_heuristic_and_the_oracle_and_lost_by_every_
     assert statistics.mean(r.episode_return for r in oracle) >= KIND_ORACLE_MIN_RETURN, kind
     h_return = statistics.mean(r.episode_return for r in h)
     for probe in PROBES:
+        if probe in JUDGEMENT_PROBES and KINDS[kind].suspicious:
+            continue
         p_return = statistics.mean(r.episode_return for r in per_kind[(probe, kind)])
         assert h_return - p_return >= PROBE_MARGIN, (kind, probe, h_return, p_return)
 
