@@ -94,6 +94,9 @@ BENIGN_MODES = {ck.CLEAR: 0.20, ck.EXPLAINED: 0.50, ck.EXPLAINED_RFI: 0.30}
 COVER_MODES = {ck.CLEAR: 0.50, ck.EXPLAINED: 0.30, ck.EXPLAINED_RFI: 0.20}
 NEUTRAL_REPLIES = ("The customer confirms the activity is as described on file.",
                    "The customer has nothing to add to the information on file.")
+# Customers are often slow to answer whatever the story: an evasive answer on a topic with
+# nothing at stake is common, so evasion alone does not tell the label.
+EVASIVE_NOISE_SHARE = 0.3
 
 
 @dataclass(frozen=True)
@@ -233,7 +236,7 @@ def _disclose(b: CaseBuilder, s, reg: ck.Registry, outcomes: dict[str, ck.Outcom
         docs = tuple(d for o in mine for d in o.reply_docs)
         if docs:
             statement = "The customer sent the documents attached."
-        elif any(o.evasive for o in mine):
+        elif any(o.evasive for o in mine) or b.rng.random() < EVASIVE_NOISE_SHARE:
             statement = b.pick(ck.EVASIVE)
         else:
             statement = b.pick(NEUTRAL_REPLIES)
