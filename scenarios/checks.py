@@ -435,9 +435,10 @@ def price(b: CaseBuilder, s: Surface, mode: str, over: bool) -> Outcome:
         over, cif = True, True
         freight = rng.uniform(*CIF_FREIGHT_SHARE)
         fob = p / (1 + freight)
-        # FOB inside the band, the CIF price clearly above its top (beyond the tolerance)
+        # FOB inside the band, the CIF price clearly above its top (beyond the tolerance); the
+        # margins leave room for each invoice's own price, within 1.5% of the shipment price
         x = rng.uniform((1 + half) * (1 + PRICE_DEVIATION_TOLERANCE + 0.03) / (1 + freight),
-                        1 + half)
+                        1 + half - 0.02)
         centre = fob / x
     else:
         cif = over and rng.random() < 0.5
