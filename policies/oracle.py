@@ -82,7 +82,11 @@ class Oracle(ScriptedPolicy):
         yield from self._flush(everything=True)
         cited = list(truth.justifying_sections)
         if not truth.suspicious:
-            yield act("close_alert", reason="Explained by documented facts.", cited_sections=cited)
+            # It names the explaining records it saw (never one a tool did not reveal).
+            seen = [i for i in truth.explanation_ids if i in self.seen]
+            yield act("close_alert", cited_sections=cited,
+                      reason="Explained by documented facts" + (
+                          ": " + ", ".join(seen) if seen else "") + ".")
             return
         findings = [{"code": code, "evidence_ids": [c]} for code, c in carriers.items()
                     if c in self.disk]
