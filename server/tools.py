@@ -330,7 +330,9 @@ class Toolkit:
             Declarations on file (possibly none).
         """
         return {"entity": self._entity_brief(entity_id),
-                "declarations": [_dump(s) | {"source_id": s.id}
+                # documents as a list, as they arrive over the wire (a dump keeps the tuple)
+                "declarations": [_dump(s) | {"source_id": s.id,
+                                             "documents": [_dump(d) for d in s.documents]}
                                  for s in self.ix.sof_of[entity_id]]}
 
     def check_market_price(self, commodity: str) -> dict:
