@@ -28,7 +28,6 @@ from memex.scenarios import checks as ck
 from memex.scenarios.background import decoys
 from memex.scenarios.builder import CaseBuilder
 from memex.scenarios.case import Case
-from memex.scenarios.manual import SAR_MIN_UNEXPLAINED
 from memex.scenarios.model import INFORMATION_TOPICS
 from memex.scenarios.rules import (
     CASH_AGGREGATE,
@@ -41,7 +40,7 @@ from memex.scenarios.rules import (
     PEP_TRANSFER,
     PROPERTY_PURCHASE,
 )
-from memex.scenarios.surfaces import SURFACES
+from memex.scenarios.surfaces import SURFACES, Surface
 from memex.scenarios.truth import GroundTruth, RedFlag
 
 CASH, FLOW, TRADE, PEP = (r.code for r in (CASH_AGGREGATE, FUNDS_FANOUT, HIGH_RISK_TRADE,
@@ -114,8 +113,8 @@ def dispositions(b: CaseBuilder, present: list[str], suspicious: bool,
     the anchor and `second` (drawn when None) unexplained; a benign one, sometimes, one check."""
     rng = b.rng
     if suspicious:
+        # SAR_MIN_UNEXPLAINED of them: the anchor and one more
         unexplained = {present[0], second if second in present[1:] else b.pick(present[1:])}
-        assert len(unexplained) >= SAR_MIN_UNEXPLAINED
     elif rng.random() < BENIGN_NOISE_SHARE:
         unexplained = {b.pick(present)}
     else:
@@ -218,7 +217,7 @@ def build_case(b: CaseBuilder, *, kind: str, variant: str, scheme: Scheme, suspi
     return b.build(alert, truth)
 
 
-def _disclose(b: CaseBuilder, s, reg: ck.Registry, outcomes: dict[str, ck.Outcome],
+def _disclose(b: CaseBuilder, s: Surface, reg: ck.Registry, outcomes: dict[str, ck.Outcome],
               ) -> tuple[str, ...]:
     """File the related-party disclosures (the explaining ones, and for half the cases one about
     a holding no check involves) and write the relationship manager's reply on every topic.
