@@ -64,6 +64,8 @@ COMBINED = "combined"
 
 _ID = re.compile(r"^([A-Z]{2,4})-[0-9A-F]{6}$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2})?$")
+# A document or registration number (letters then digits): compared across views like an ID.
+_NUMBER_ID = re.compile(r"^[A-Z]{1,3}\d{6,}$")
 _WORD = re.compile(r"[a-z#]+")
 _DIGITS = re.compile(r"\d")
 
@@ -159,6 +161,8 @@ def _walk(node: Any, path: str, out: _Leaves, as_of: date) -> None:
             out.tokens[path].add(node[:10])
         else:
             out.strings[path].append(node)
+            if _NUMBER_ID.match(node):
+                out.tokens[path].add(node)
             if " " in node and len(node) < 80:
                 out.tokens[path].add(node.lower())  # names recur across views
 
