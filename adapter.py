@@ -40,6 +40,8 @@ POLICIES = Targets({
     "never_decide": "memex.policies.probes:NeverDecide",
     "investigate_then_sar": "memex.policies.probes:InvestigateThenSar",
     "investigate_then_close": "memex.policies.probes:InvestigateThenClose",
+    "first_failure_checklist": "memex.policies.probes:FirstFailureChecklist",
+    "anomaly_counter": "memex.policies.probes:AnomalyCounter",
     "memorised_closer": "memex.audit.surface_probes:MemorisedCloser",
     "memorised_sar": "memex.audit.surface_probes:MemorisedSar",
     "alert_only": "memex.audit.surface_probes:AlertOnly",
@@ -47,7 +49,7 @@ POLICIES = Targets({
 })
 PROBES = ("always_sar", "always_close", "all_codes_sar", "tool_spam", "os_farming",
           "never_decide", "random", "memorised_closer", "memorised_sar", "alert_only",
-          "one_lookup")
+          "one_lookup", "first_failure_checklist", "anomaly_counter")
 # Policies that decide without weighing the evidence: on the default class mix none of them may
 # have a positive mean return (`graders.terminal`'s costs; tests/integration/test_baselines.py).
 VERDICT_FREE = ("always_sar", "always_close", "investigate_then_sar", "investigate_then_close")

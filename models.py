@@ -1,6 +1,6 @@
 """The wire contract: typed Action, Observation and State for the Memex environment.
 
-An action names one of the 18 tools and gives its arguments. `TOOL_NAMES` is the wire's tool
+An action names one of the 19 tools and gives its arguments. `TOOL_NAMES` is the wire's tool
 vocabulary; the tools themselves are declared once in `server/tools.py` (which checks it
 declares exactly these names), and the server publishes each tool's argument schema under the
 `tools` key of the action entry of `GET /schema`. This module imports nothing of the server, so
@@ -26,7 +26,7 @@ TOOL_NAMES: tuple[str, ...] = (
     "review_alert", "get_customer_profile", "query_transactions", "check_watchlist",
     "trace_network", "check_source_of_funds", "check_market_price", "assess_risk",
     "check_device_overlap", "verify_customs_invoice", "query_beneficial_ownership",
-    "write_to_case_file", "request_wire_trace", "retrieve_async_result",
+    "write_to_case_file", "request_wire_trace", "request_information", "retrieve_async_result",
     "search_compliance_manual", "update_system_prompt", "file_sar", "close_alert",
 )
 ErrorCode = Literal[
@@ -72,8 +72,13 @@ class SectionView(Trusted, BaseModel):
 
 
 class JobView(Trusted, BaseModel):
+    """An async job: a wire trace (`transaction_id`) or a request for information (`entity_id`,
+    `topic`)."""
+
     job_id: str
-    transaction_id: str
+    transaction_id: str | None = None
+    entity_id: str | None = None
+    topic: str | None = None
     requested_step: int
     ready_at_step: int
     status: Literal["pending", "ready", "retrieved"]

@@ -48,11 +48,15 @@ class Note(NamedTuple):
 
 @dataclass
 class Job:
+    """A wire trace (`transaction_id`) or a request for information (`entity_id`, `topic`)."""
+
     job_id: str
-    transaction_id: str
+    transaction_id: str | None
     requested_step: int
     ready_at_step: int
     retrieved: bool = False
+    entity_id: str | None = None
+    topic: str | None = None
 
     def status(self, step: int) -> str:
         if self.retrieved:
@@ -124,14 +128,18 @@ class OSState:
         return frozenset(self._disk_ids)
 
     # ---- async --------------------------------------------------------------------------
-    def open_job(self, transaction_id: str, eta_steps: int) -> Job:
-        job = Job(f"JOB-{len(self.jobs) + 1}", transaction_id, self.step, self.step + eta_steps)
+    def open_job(self, transaction_id: str | None, eta_steps: int, entity_id: str | None = None,
+                 topic: str | None = None) -> Job:
+        job = Job(f"JOB-{len(self.jobs) + 1}", transaction_id, self.step, self.step + eta_steps,
+                  entity_id=entity_id, topic=topic)
         self.jobs[job.job_id] = job
         return job
 
-    def pending_job_for(self, transaction_id: str) -> Job | None:
-        return next((j for j in self.jobs.values()
-                     if j.transaction_id == transaction_id and not j.retrieved), None)
+    def pending_job_for(self, transaction_id: str | None, entity_id: str | None = None,
+                        topic: str | None = None) -> Job | None:
+        return next((j for j in self.jobs.values() if not j.retrieved
+                     and (j.transaction_id, j.entity_id, j.topic)
+                     == (transaction_id, entity_id, topic)), None)
 
     def newly_ready(self) -> list[Job]:
         """Jobs that became ready at exactly this step (the interrupt)."""

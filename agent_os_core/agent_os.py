@@ -8,7 +8,7 @@ batch through the Rust runtime. Finished episodes free their session for the nex
 
 The system prompt is the AML adapter's (`memex.adapter.MemexAdapter.system_prompt`, the one the
 inference agent and the trainer use). Tool calls, in the tool modes of the inference agent
-(`envkit.llm_options.ToolMode`): with `tool_mode="native"` the request carries the 18 tools as
+(`envkit.llm_options.ToolMode`): with `tool_mode="native"` the request carries the 19 tools as
 OpenAI function specs (`MemexAdapter.tool_schemas`) and `tool_choice="required"`, which vLLM
 enforces with JSON-constrained decoding; with `tool_mode="text"` it asks for
 `{"tool": ..., "arguments": {...}}` text under a JSON-schema `response_format`. Each episode is

@@ -7,8 +7,9 @@ For every generated case the audit calls the REAL tools (`server.tools.Toolkit` 
 `CaseIndex`, built directly so no RAM or seen-ID check gets in the way) and keeps each result
 as one *view*: the alert (`review_alert`), the subject's profile, its accounts' ledgers, the
 watchlist screen of its name, its network, source of funds, risk score, device overlap,
-beneficial ownership, the trade documents and market prices the alert refers to, and the wire
-traces of the alerted wires. Each view is featurised GENERICALLY — nothing here knows what a
+beneficial ownership, the trade documents and market prices the alert refers to, the wire
+traces of the alerted wires, and the customer's answers to a request for information on every
+topic. Each view is featurised GENERICALLY — nothing here knows what a
 red flag is:
 
 - every JSON leaf by its field path (list indices collapsed): string values as categories and
@@ -45,6 +46,7 @@ from tqdm import tqdm
 from memex.scenarios import DEFAULT_BENIGN_SHARE, DIFFICULTIES, SPLITS, CaseSpec, build
 from memex.scenarios.case import Case
 from memex.scenarios.difficulty import ALERT_WINDOW_DAYS
+from memex.scenarios.model import INFORMATION_TOPICS
 from memex.server.case_index import CaseIndex
 from memex.server.tools import ToolInputError, Toolkit
 from memex.state_manager import OSState
@@ -56,11 +58,14 @@ CV_FOLDS = 5
 MAX_FEATURES_PER_VIEW = 600
 MIN_FEATURE_SUPPORT = 0.01
 VIEWS = ("alert", "profile", "transactions", "watchlist", "network", "source_of_funds",
-         "risk", "devices", "ownership", "trade_documents", "market_price", "wire_traces")
+         "risk", "devices", "ownership", "trade_documents", "market_price", "wire_traces",
+         "information")
 COMBINED = "combined"
 
 _ID = re.compile(r"^([A-Z]{2,4})-[0-9A-F]{6}$")
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2})?$")
+# A document or registration number (letters then digits): compared across views like an ID.
+_NUMBER_ID = re.compile(r"^[A-Z]{1,3}\d{6,}$")
 _WORD = re.compile(r"[a-z#]+")
 _DIGITS = re.compile(r"\d")
 
@@ -99,6 +104,11 @@ def build_views(case: Case) -> dict[str, Any]:
         job = tk.request_wire_trace(t.id)
         os.step = max(os.step, job["ready_at_step"])
         traces.append(tk.retrieve_async_result(job["job_id"]))
+    answers = []  # a thorough investigator asks the customer on every topic
+    for topic in INFORMATION_TOPICS:
+        job = tk.request_information(subject, topic)
+        os.step = max(os.step, job["ready_at_step"])
+        answers.append(tk.retrieve_async_result(job["job_id"]))
     return {
         "alert": tk.review_alert(),
         "profile": _call(tk.get_customer_profile, subject),
@@ -112,6 +122,7 @@ def build_views(case: Case) -> dict[str, Any]:
         "trade_documents": [_call(tk.verify_customs_invoice, i) for i in invoices],
         "market_price": [_call(tk.check_market_price, c) for c in commodities],
         "wire_traces": traces,
+        "information": answers,
     }
 
 
@@ -150,6 +161,8 @@ def _walk(node: Any, path: str, out: _Leaves, as_of: date) -> None:
             out.tokens[path].add(node[:10])
         else:
             out.strings[path].append(node)
+            if _NUMBER_ID.match(node):
+                out.tokens[path].add(node)
             if " " in node and len(node) < 80:
                 out.tokens[path].add(node.lower())  # names recur across views
 

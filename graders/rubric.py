@@ -244,10 +244,9 @@ def _cited_share(cited: set[str], relevant: set[str]) -> float:
 
 
 def explanation_ids(truth: GroundTruth) -> frozenset[str]:
-    """The records that explain a benign case's anomalies: the truth's `explanation_ids` where
-    the world lists them, else its deciding views (for a benign case, its explanation)."""
-    listed = tuple(getattr(truth, "explanation_ids", ()) or ())
-    return frozenset(listed or chain.from_iterable(truth.decisive_evidence))
+    """The records that explain a benign case's anomalies (`GroundTruth.explanation_ids`); a case
+    with no anomaly to explain falls back on its deciding views (what makes closing right)."""
+    return frozenset(truth.explanation_ids or chain.from_iterable(truth.decisive_evidence))
 
 
 def _alert_ids(public: PublicCase) -> set[str]:

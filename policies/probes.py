@@ -3,7 +3,9 @@
 `always_sar` and `always_close` decide at step 1; `all_codes_sar` files a SAR with every
 red-flag code and every seen ID; `tool_spam` repeats one cheap tool; `os_farming` farms the disk
 and the kernel, then files; `never_decide` investigates plausibly into the timeout; `random`
-picks tools and arguments at random from what the observation shows.
+picks tools and arguments at random from what the observation shows. `first_failure_checklist`
+files at the first cross-check whose views disagree and `anomaly_counter` when two disagree,
+neither looking for the innocent explanation (manual 1.7).
 
 The verdict-free probes decide without weighing anything: `always_sar` and `always_close` at
 step 1, `investigate_then_sar` and `investigate_then_close` after the heuristic's whole
@@ -192,3 +194,23 @@ class InvestigateThenSar(InvestigateThen):
 class InvestigateThenClose(InvestigateThen):
     name = "investigate_then_close"
     verdict = "close_alert"
+
+
+class FirstFailureChecklist(Heuristic):
+    """A script written from the manual's check lists alone: runs the rule's cross-checks in
+    order and files a SAR at the first whose views disagree, without looking for an
+    explanation. The world is a weighing problem only if this scores well below the
+    heuristic (docs/baselines.md)."""
+
+    name = "first_failure_checklist"
+    seeks_explanations = False
+    stops_at_first_anomaly = True
+    sar_min_findings = 1
+
+
+class AnomalyCounter(Heuristic):
+    """Runs every cross-check and files a SAR when at least `SAR_MIN_UNEXPLAINED` views
+    disagree, counting anomalies as findings without looking for their explanations."""
+
+    name = "anomaly_counter"
+    seeks_explanations = False

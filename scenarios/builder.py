@@ -30,6 +30,7 @@ from memex.scenarios.model import (
     DeviceLogin,
     Difficulty,
     Entity,
+    InformationReply,
     MarketPrice,
     OwnershipLink,
     PepRole,
@@ -85,6 +86,7 @@ class CaseBuilder:
         self.market_prices: dict[str, MarketPrice] = {}
         self.source_of_funds: list[SourceOfFunds] = []
         self.hops: list[CorrespondentHop] = []
+        self.replies: list[InformationReply] = []
         self._traced: set[str] = set()
         self._entity_by_id: dict[str, Entity] = {}
         self._entity_by_name: dict[str, str] = {}
@@ -152,6 +154,10 @@ class CaseBuilder:
         city = self.pick(vocab.CITIES.get(country, ("Capital City",)))
         return f"{self.ri(2, 1999)} {self.pick(vocab.STREETS)}, {city}, {country}"
 
+    def id_number(self, person: bool = True) -> str:
+        """A passport number (person) or a company registration number."""
+        return f"{'P' if person else 'RC'}{self.rng.getrandbits(27):08d}"
+
     def dob(self, min_age: int = 24, max_age: int = 70) -> str:
         year = self.as_of.year - self.ri(min_age, max_age)
         return f"{year}-{self.ri(1, 12):02d}-{self.ri(1, 28):02d}"
@@ -166,9 +172,17 @@ class CaseBuilder:
     def entity(self, entity_id: str) -> Entity:
         return self._entity_by_id[entity_id]
 
+    def update_entity(self, entity: Entity, **fields) -> Entity:
+        """Replace an entity's record with one whose `fields` differ (the ID stays)."""
+        new = entity.model_copy(update=fields)
+        i = next(i for i, e in enumerate(self.entities) if e.id == entity.id)
+        self.entities[i] = self._entity_by_id[entity.id] = new
+        return new
+
     def person(self, *, customer: bool = True, country: str = "US", name: str | None = None,
                **kyc) -> Entity:
-        fields = {"date_of_birth": self.dob(), "address": self.street_address(country)}
+        fields = {"date_of_birth": self.dob(), "address": self.street_address(country),
+                  "nationality": country, "id_number": self.id_number()}
         if customer:
             fields["customer_since"] = self.past_date(400, 4000)
             fields["risk_rating"] = "low"
@@ -182,7 +196,8 @@ class CaseBuilder:
     def company(self, *, customer: bool = True, country: str = "US", shell: bool = False,
                 name: str | None = None, **kyc) -> Entity:
         fields = {"address": self.street_address(country),
-                  "incorporation_date": self.past_date(2000, 9000)}
+                  "incorporation_date": self.past_date(2000, 9000),
+                  "id_number": self.id_number(person=False)}
         if customer:
             fields["customer_since"] = self.past_date(400, 3000)
             fields["risk_rating"] = "low"
@@ -284,10 +299,14 @@ class CaseBuilder:
         return [self.login(entity, account, device, self.window_day(1, 60)) for _ in range(count)]
 
     def watch(self, listname: str, name: str, country: str, detail: str,
-              dob: str | None = None) -> WatchlistEntry:
-        entry = WatchlistEntry.trusted(id=self.uid("WL"), list=listname, name=name,
-                                       country=country, date_of_birth=dob, detail=detail,
-                                       listed_on=self.past_date(60, 3000))
+              dob: str | None = None, *, nationality: str | None = None,
+              id_number: str | None = None, person: bool = True) -> WatchlistEntry:
+        """A list entry; its identifiers are the listed party's (fresh ones unless given)."""
+        entry = WatchlistEntry.trusted(
+            id=self.uid("WL"), list=listname, name=name, country=country, date_of_birth=dob,
+            nationality=(nationality or country) if person else None,
+            id_number=id_number or self.id_number(person), detail=detail,
+            listed_on=self.past_date(60, 3000))
         self.watchlist.append(entry)
         return entry
 
@@ -327,11 +346,20 @@ class CaseBuilder:
         return self.market_prices[commodity]
 
     def supporting(self, kind: str, description: str, amount: float | None, when: str,
-                   counterparty: str | None = None) -> SupportingDocument:
+                   counterparty: str | None = None,
+                   reference: str | None = None) -> SupportingDocument:
         return SupportingDocument.trusted(
             id=self.uid("DOC"), kind=kind, description=description,
             amount_usd=None if amount is None else round(float(amount), 2), date=when,
-            counterparty=counterparty)
+            counterparty=counterparty, reference=reference)
+
+    def reply(self, entity: Entity, topic: str, statement: str,
+              documents: tuple[SupportingDocument, ...] = ()) -> InformationReply:
+        """The relationship manager's answer on `topic` (delivered when it is asked for)."""
+        rec = InformationReply.trusted(id=self.uid("RFI"), entity_id=entity.id, topic=topic,
+                                       statement=statement, documents=tuple(documents))
+        self.replies.append(rec)
+        return rec
 
     def sof(self, entity: Entity, declared: str,
             documents: tuple[SupportingDocument, ...] = ()) -> SourceOfFunds:
@@ -384,5 +412,6 @@ class CaseBuilder:
             devices=tuple(sorted(self.devices, key=BY_TIME)),
             trade_documents=tuple(self.trade_documents),
             market_prices=tuple(self.market_prices.values()),
-            source_of_funds=tuple(self.source_of_funds), correspondent_hops=tuple(self.hops))
+            source_of_funds=tuple(self.source_of_funds), correspondent_hops=tuple(self.hops),
+            information_replies=tuple(self.replies))
         return Case.trusted(public=public, truth=truth)

@@ -1,34 +1,29 @@
-"""Cross-checks: the views a latent story writes beyond the alert, corroborating or not.
+"""Cross-checks: the views a latent story writes beyond the alert, and how they are weighed.
 
-Every check pairs two views and writes the records of both in either mode:
+Every check pairs two views and writes the records of both in one of four dispositions
+(`DISPOSITIONS`, manual 1.7): `clear` (the views agree), `explained` (they disagree the way the
+red flag does, and a record already on file explains it innocently), `explained_rfi` (only the
+customer's answer to a request for information explains it: the reply record on the check's
+`TOPIC`) and `unexplained` (the red flag: nothing explains it; a request gets an evasive answer
+or a document that does not reconcile).
 
-- `source_of_funds` (the source-of-funds document vs the alerted flow): consistent, the
-  document's amount matches the flow; inconsistent, it is an independent draw of the flow's
-  size, far from it.
-- `trace` (a wire trace vs the registry): consistent, the wire's last hop is a party unrelated
-  to the subject; inconsistent, a company the subject owns (the money came back).
-- `device` (device overlap vs the registry): consistent, the subject's device also runs a
-  company the registry shows it owns; inconsistent, an unrelated company's account.
-- `watchlist` (a watchlist entry vs the KYC profile): consistent, a namesake with another date
-  of birth or incorporation; inconsistent, the same date (a confirmed match).
-- `holdings` (the registry vs the alerted counterparties): consistent, none of the subject's
-  holdings is a counterparty; inconsistent, one is.
-- `price` (trade documents vs the market band): consistent, the band brackets the invoiced
-  price; inconsistent, it sits well below (over-invoicing) or above (under-invoicing) it.
-- `aggregate_ownership` (the counterparty's registry owners vs the sanctions list, OFAC 50
-  Percent Rule): four owners, each under 50 percent; two of them have sanctions entries.
-  Consistent, one entry is a namesake (another date of birth) or the two confirmed owners
-  hold under 50 percent together; inconsistent, both are confirmed and hold 50 percent or
-  more in aggregate.
-- `authority` (a power of attorney on the customer's file vs the alerted payee): consistent,
-  the attorney-in-fact named in the document is the payee; inconsistent, someone else.
-- `payee_watchlist` (a watchlist entry vs the payee's registry data): the `watchlist` check
-  on the alerted payee instead of the subject.
+| check | anomaly | innocent explanation |
+|---|---|---|
+| source_of_funds | document 5-60% off the flow | FX margin and charges on the ledger (5-15%) |
+| trace | the last hop is the subject's company | an intra-group agreement disclosed |
+| device | a co-user is not an owned company | a household member on the KYC file |
+| watchlist | an entry with the same name and date | its ID number (or nationality) differs |
+| holdings | an alerted counterparty is owned | a related party disclosed in a filing |
+| price | the invoice beyond the FOB band | CIF: freight of 12-20% on the bill of lading |
+| aggregate_ownership | listed owners hold >= 50% | one entry's ID number is another person's |
+| authority | the power of attorney names another | a successor appointment names the payee |
+| payee_watchlist | an entry with the payee's date | its ID number differs |
 
-Both modes write the same records with the same distributions, view by view: an inconsistent
-document amount is a fresh draw of the flow size, an inconsistent last hop or co-user comes
-from the same company factory as a consistent one, an inconsistent date from the same date
-distribution. Only the relation between the two views differs, so no single view decides.
+Every mode writes the same kinds of records with overlapping magnitudes: every case with a
+source-of-funds check has an FX-charges line (only an explaining one equals the difference),
+CIF invoices occur in explained and unexplained pricing alike, a device co-user may be a person
+or a company in either, an entry always carries identifiers. Only the relation between the views
+and the explanation decides a check, and only a combination of checks decides a case.
 """
 
 from __future__ import annotations
@@ -40,7 +35,8 @@ from datetime import date, timedelta
 from memex.scenarios import vocab
 from memex.scenarios.background import NEWS_HEADLINES, SANCTIONS_PROGRAMS, name_variant
 from memex.scenarios.builder import CaseBuilder, iso
-from memex.scenarios.model import Entity, OwnershipLink
+from memex.scenarios.manual import DOCUMENT_MATCH_TOLERANCE, PRICE_DEVIATION_TOLERANCE
+from memex.scenarios.model import Entity, OwnershipLink, SupportingDocument
 from memex.scenarios.surfaces import Surface, _incorporation
 from memex.scenarios.truth import RedFlag
 
@@ -50,10 +46,33 @@ AGGREGATE_OWNERSHIP, AUTHORITY, PAYEE_WATCHLIST = (
     "aggregate_ownership", "authority", "payee_watchlist")
 ALL_CHECKS = (SOURCE_OF_FUNDS, TRACE, DEVICE, WATCHLIST, HOLDINGS, PRICE, AGGREGATE_OWNERSHIP,
               AUTHORITY, PAYEE_WATCHLIST)
-# A document explains the flow when its amount is within this factor of it (fees, gross-ups).
-DOCUMENT_MATCH_FACTOR = 1.04
-DOCUMENT_MISMATCH_FACTOR = 1.6
+DOCUMENT_MATCH_FACTOR = 1.0 + DOCUMENT_MATCH_TOLERANCE
 MARKET_BAND_HALF_WIDTH = 0.12
+
+# A check's disposition in the latent story (manual 1.7): the views agree; they disagree and a
+# record on file explains why; they disagree and only the customer's answer to a request for
+# information explains why; they disagree and nothing does (the red flag).
+CLEAR, EXPLAINED, EXPLAINED_RFI, UNEXPLAINED = "clear", "explained", "explained_rfi", "unexplained"
+DISPOSITIONS = (CLEAR, EXPLAINED, EXPLAINED_RFI, UNEXPLAINED)
+# The request-for-information topic that can explain each check's anomaly. Checks on parties
+# the bank has no relationship with (a partner's owners, a payee) are cleared by identifiers on
+# the registry or not at all.
+TOPIC = {SOURCE_OF_FUNDS: "source_of_funds", TRACE: "related_parties",
+         HOLDINGS: "related_parties", DEVICE: "device_use", WATCHLIST: "identity",
+         PRICE: "trade_terms", AUTHORITY: "authority"}
+MODES = {c: DISPOSITIONS if c in TOPIC else (CLEAR, EXPLAINED, UNEXPLAINED) for c in ALL_CHECKS}
+# Innocent anomalies: FX margin and charges of 5-15% of the flow; freight of 12-20% of the
+# FOB value on a CIF invoice. Unexplained anomalies overlap them in size.
+FX_CHARGES_SHARE = (0.05, 0.15)
+UNEXPLAINED_DOC_GAP = (0.05, 0.60)
+CIF_FREIGHT_SHARE = (0.12, 0.20)
+SMALL_FREIGHT_SHARE = (0.01, 0.04)
+FX_MEMO = "FX CONVERSION MARGIN AND CHARGES"
+RELATED_PARTY_KINDS = ("related-party disclosure", "intra-group services agreement",
+                       "group structure declaration")
+EVASIVE = ("The customer has not answered the request; the relationship manager chased twice.",
+           "The customer declined to provide further information.",
+           "The customer said documents would follow; none have been received.")
 
 DOC_DESCRIPTIONS = {
     "point-of-sale cash summary": "Cash takings recorded by the point-of-sale system",
@@ -96,23 +115,30 @@ class Registry:
     owner_links: list[OwnershipLink]
     holdings: list[tuple[Entity, OwnershipLink]]
     ubo: Entity | None
-    _lent: set[str] = field(default_factory=set)
+    lent: set[str] = field(default_factory=set)
 
     def spare_holding(self, b: CaseBuilder, avoid: set[str]) -> tuple[Entity, OwnershipLink]:
         """A holding no other check has used (the registry always has enough)."""
-        free = [h for h in self.holdings if h[0].id not in self._lent | avoid] or self.holdings
+        free = [h for h in self.holdings if h[0].id not in self.lent | avoid] or self.holdings
         pick = b.pick(free)
-        self._lent.add(pick[0].id)
+        self.lent.add(pick[0].id)
         return pick
 
 
 @dataclass
 class Outcome:
-    """What a check wrote: the view groups that decide it, and when it fails, its red flag."""
+    """What a check wrote: the view groups that decide it, its disposition, the records that
+    explain an innocent anomaly (on file), and what the relationship manager's reply on the
+    check's topic carries. An unexplained check has its red flag."""
 
     groups: tuple[tuple[str, ...], ...]
     flag: RedFlag | None = None
     implicated: tuple[str, ...] = ()
+    disposition: str = CLEAR
+    explanation_ids: tuple[str, ...] = ()
+    disclosures: tuple[SupportingDocument, ...] = ()  # filed with the related-party disclosures
+    reply_docs: tuple[SupportingDocument, ...] = ()
+    evasive: bool = False
 
 
 def write_registry(b: CaseBuilder, s: Surface, n_holdings: int,
@@ -143,27 +169,68 @@ def _first_day(s: Surface) -> date:
     return date.fromisoformat(min(t.timestamp for t in s.alert_txns)[:10])
 
 
-def _far_total(b: CaseBuilder, s: Surface) -> float:
-    total = s.flow_total
-    for _ in range(12):
-        x = s.resample_total()
-        if not 1 / DOCUMENT_MISMATCH_FACTOR <= x / total <= DOCUMENT_MISMATCH_FACTOR:
-            return x
-    return total * b.pick((0.4, 2.5))
+def _reply_or_evasive(b: CaseBuilder, mode: str, explaining: tuple[SupportingDocument, ...],
+                      non_explaining) -> dict:
+    """The reply fields of an Outcome: the explanation for `explained_rfi`; for `unexplained`
+    an evasive answer or a document that does not explain (`non_explaining()`)."""
+    if mode == EXPLAINED_RFI:
+        return {"reply_docs": explaining}
+    if mode == UNEXPLAINED:
+        if b.rng.random() < 0.5:
+            return {"evasive": True}
+        return {"reply_docs": non_explaining()}
+    return {}
 
 
-def source_of_funds(b: CaseBuilder, s: Surface, ok: bool, code: str) -> Outcome:
+def source_of_funds(b: CaseBuilder, s: Surface, mode: str, code: str) -> Outcome:
+    """The document's amount vs the alerted flow. Explained: 5-15% more than the flow, the
+    difference being the FX margin and charges, a line on the customer's own ledger (or, for
+    `explained_rfi`, the conversion advice the customer sends). Every case with this check has
+    an FX-charges line; only an explaining one equals the difference."""
+    rng, flow = b.rng, s.flow_total
     kind = b.pick(s.doc_kinds)
-    amount = s.flow_total * b.rng.uniform(1.0, DOCUMENT_MATCH_FACTOR) if ok else _far_total(b, s)
-    when = iso(_first_day(s) - timedelta(days=b.ri(2, 20)))
+    if mode == CLEAR:
+        amount = flow * rng.uniform(1.0, DOCUMENT_MATCH_FACTOR)
+    elif mode == UNEXPLAINED:
+        gap = rng.uniform(*UNEXPLAINED_DOC_GAP)
+        amount = flow * (1 + gap) if rng.random() < 0.6 else flow / (1 + gap)
+    else:
+        amount = flow * (1 + rng.uniform(*FX_CHARGES_SHARE))
+    amount = round(amount, 2)
+    gap = amount - flow
+    first = _first_day(s)
+    when = iso(first - timedelta(days=b.ri(2, 20)))
     doc = b.supporting(kind, DOC_DESCRIPTIONS[kind], amount, when, s.doc_counterparty)
     extra = b.supporting(b.pick(GENERIC_DOCS), "Standard due-diligence document", None,
                          b.past_date(200, 900))
     sof = b.sof(s.subject, f"{kind} and ordinary income", (doc, extra))
-    flag = None if ok else RedFlag(
-        code=code, evidence_ids=(sof.id, doc.id, *(t.id for t in s.alert_txns)),
-        carrier_ids=(doc.id,))
-    return Outcome(((sof.id, doc.id, extra.id),), flag)
+
+    def unrelated_charge() -> float:
+        while True:
+            x = flow * rng.uniform(*FX_CHARGES_SHARE)
+            if abs(x - gap) > 0.02 * flow:
+                return x
+
+    fx = b.shared_counterparty("fx_desk", f"{vocab.BANK_NAME} FX Desk")
+    charge = gap if mode == EXPLAINED else unrelated_charge()
+    line = b.txn(first, charge, "ach", s.account, fx, memo=FX_MEMO)
+
+    def advice(x: float) -> tuple[SupportingDocument, ...]:
+        return (b.supporting("FX conversion advice", "Conversion of the foreign-currency "
+                             "proceeds: margin and charges deducted", x, iso(first),
+                             vocab.BANK_NAME),)
+
+    groups = ((sof.id, doc.id, extra.id),)
+    if mode == UNEXPLAINED:
+        flag = RedFlag(code=code, evidence_ids=(sof.id, doc.id, *(t.id for t in s.alert_txns)),
+                       carrier_ids=(doc.id,))
+        return Outcome(groups, flag, disposition=mode,
+                       **_reply_or_evasive(b, mode, (), lambda: advice(unrelated_charge())))
+    if mode == EXPLAINED:
+        return Outcome(groups, disposition=mode, explanation_ids=(line.id,))
+    return Outcome(groups, disposition=mode,
+                   **_reply_or_evasive(b, mode, advice(gap) if mode == EXPLAINED_RFI else (),
+                                       tuple))
 
 
 def generic_source_of_funds(b: CaseBuilder, s: Surface) -> None:
@@ -174,15 +241,23 @@ def generic_source_of_funds(b: CaseBuilder, s: Surface) -> None:
         b.sof(s.subject, "ordinary income and savings", (doc,))
 
 
+def related_party_document(b: CaseBuilder, company: Entity) -> SupportingDocument:
+    """A filed (or sent) document that discloses the customer's relation to `company`."""
+    kind = b.pick(RELATED_PARTY_KINDS)
+    return b.supporting(kind, "Dealings with a company the customer owns, disclosed", None,
+                        b.past_date(30, 700), company.name)
+
+
 def _bank(b: CaseBuilder, country: str) -> str:
     return b.pick(vocab.CORRESPONDENT_BANKS.get(country, ("International Commerce Bank",)))
 
 
-def trace(b: CaseBuilder, s: Surface, ok: bool, reg: Registry,
+def trace(b: CaseBuilder, s: Surface, mode: str, reg: Registry,
           code: str = "ROUND_TRIP") -> Outcome:
-    """The traced wire's far end: an unrelated company, or one the subject owns."""
+    """The traced wire's far end: an unrelated company (clear), or one the subject owns — with
+    the intra-group arrangement disclosed on file or in the customer's reply, or not at all."""
     rng, t = b.rng, s.traced
-    if ok:
+    if mode == CLEAR:
         last, link = s.company_like(), None
     else:
         last, link = reg.spare_holding(b, set())
@@ -203,82 +278,203 @@ def trace(b: CaseBuilder, s: Surface, ok: bool, reg: Registry,
     hops = b.trace(t, s.trace_direction, legs)
     hop_ids = tuple(h.id for h in hops)
     links = tuple(x.id for _, x in reg.holdings)
-    if ok:
+    if mode == CLEAR:
         return Outcome((hop_ids, links))
-    flag = RedFlag(code=code, evidence_ids=(*hop_ids, link.id), carrier_ids=(hops[-1].id,))
-    return Outcome((hop_ids, (link.id,)), flag, (last.id,))
+    groups = (hop_ids, (link.id,))
+    if mode == UNEXPLAINED:
+        flag = RedFlag(code=code, evidence_ids=(*hop_ids, link.id), carrier_ids=(hops[-1].id,))
+        return Outcome(groups, flag, (last.id,), disposition=mode, **_reply_or_evasive(
+            b, mode, (), lambda: (related_party_document(b, s.company_like()),)))
+    doc = related_party_document(b, last)
+    if mode == EXPLAINED:
+        return Outcome(groups, disposition=mode, explanation_ids=(doc.id,), disclosures=(doc,))
+    return Outcome(groups, disposition=mode, reply_docs=(doc,))
 
 
-def device(b: CaseBuilder, s: Surface, ok: bool, reg: Registry) -> Outcome:
-    """A device on the subject's account that also runs another company's account."""
+def household(b: CaseBuilder, actor: Entity, share: float = 0.5) -> Entity:
+    """The actor's KYC file names a household member (for `share` of customers)."""
+    if actor.household or b.rng.random() >= share:
+        return actor
+    member = b.person(customer=True, country=actor.country)
+    return b.update_entity(actor, household=(member.id,))
+
+
+def device(b: CaseBuilder, s: Surface, mode: str, reg: Registry) -> Outcome:
+    """A device on the subject's account that also runs another account: a company the registry
+    shows the subject owns (clear), a household member named on the KYC file (explained), one
+    the customer names when asked (explained_rfi), or an unrelated party (the red flag)."""
     actor = s.subject if s.subject.kind == "person" else s.directors[0]
-    if ok:
+    actor = b.entity(actor.id)
+    link = None
+    if mode == CLEAR:
         other, link = reg.spare_holding(b, set())
+    elif mode == EXPLAINED:
+        actor = household(b, actor, share=1.0)
+        other = b.entity(actor.household[0])
+    elif mode == EXPLAINED_RFI or b.rng.random() < 0.5:
+        other = b.person(customer=True, country=actor.country)
     else:
-        other, link = s.company_like(), None
-    other_acct = b.account(other, ours=True, kind="business",
+        other = s.company_like()
+    person = other.kind == "person"
+    other_acct = b.account(other, ours=True, kind="checking" if person else "business",
                            opened=b.past_date(200, 2000))
     shared = b.device()
     mine = b.logins(actor, s.account, shared, b.ri(2, 4))
     theirs = b.logins(other, other_acct, shared, b.ri(2, 4))
     log_ids = tuple(x.id for x in mine + theirs)
-    if ok:
+    if mode == CLEAR:
         return Outcome((log_ids, (link.id,)))
+
+    def declaration(name: str) -> tuple[SupportingDocument, ...]:
+        return (b.supporting("household declaration", "Member of the customer's household "
+                             "who uses the customer's device", None, b.past_date(5, 40), name),)
+
+    if mode == EXPLAINED:
+        return Outcome((log_ids,), disposition=mode, explanation_ids=(other.id,))
+    if mode == EXPLAINED_RFI:
+        return Outcome((log_ids,), disposition=mode, reply_docs=declaration(other.name))
     flag = RedFlag(code="SHARED_DEVICE_ACROSS_ENTITIES", evidence_ids=log_ids,
                    carrier_ids=tuple(x.id for x in theirs))
-    return Outcome((log_ids, tuple(x.id for _, x in reg.holdings)), flag, (other.id,))
+    return Outcome((log_ids, tuple(x.id for _, x in reg.holdings)), flag, (other.id,),
+                   disposition=mode, **_reply_or_evasive(
+                       b, mode, (), lambda: declaration(b.person_name())))
 
 
-def watchlist(b: CaseBuilder, s: Surface, ok: bool, party: Entity | None = None) -> Outcome:
-    """A hit on the subject's (or `party`'s) name; only its date tells a namesake from it."""
-    subj = party or s.subject
+def watchlist(b: CaseBuilder, s: Surface, mode: str, party: Entity | None = None) -> Outcome:
+    """A hit on the subject's (or `party`'s) name. Clear: another date of birth (or
+    incorporation). Otherwise the date matches and the identifiers decide: the ID number on
+    file differs (explained), the file has none and the customer's passport copy shows another
+    (explained_rfi), or they are the listed party's (the red flag)."""
+    subj = b.entity((party or s.subject).id)
     person = subj.kind == "person"
     own_date = subj.date_of_birth if person else subj.incorporation_date
     listed_date = own_date
-    while ok and listed_date == own_date:
+    while mode == CLEAR and listed_date == own_date:
         listed_date = b.dob() if person else _incorporation(b)
+    # The file shows the ID number for most customers; `explained_rfi` needs one it lacks.
+    on_file = party is None and (mode == EXPLAINED or (mode != EXPLAINED_RFI
+                                                       and b.rng.random() < 0.6))
+    if party is None and not on_file:
+        subj = b.update_entity(subj, id_number=None)
+    true_id = b.entity(subj.id).id_number or b.id_number(person)
+    listed_id = true_id if mode == UNEXPLAINED else None  # None: a fresh number
+    nationality = subj.nationality
+    if mode == EXPLAINED and person and b.rng.random() < 0.5:
+        nationality = b.pick(("GB", "CA", "AU", "IE", "NZ", "ZA", "IN", "NG"))
     name = name_variant(b, subj.name) if person and b.rng.random() < 0.3 else subj.name
     adverse = b.rng.random() < 0.6
     detail = (f"{subj.name.split()[-1]} {b.pick(NEWS_HEADLINES)} "
               f"({b.pick(('Daily Courier', 'Financial Ledger', 'Metro Herald'))})") if adverse \
         else f"SDN list, programme {b.pick(SANCTIONS_PROGRAMS)}"
     entry = b.watch("adverse_media" if adverse else "sanctions", name, subj.country, detail,
-                    dob=listed_date)
-    flag = None if ok else RedFlag(code="ADVERSE_MEDIA" if adverse else "SANCTIONS_MATCH",
-                                   evidence_ids=(entry.id, subj.id), carrier_ids=(entry.id,))
-    return Outcome(((entry.id,),), flag)
+                    dob=listed_date, nationality=nationality, id_number=listed_id,
+                    person=person)
+    if mode == CLEAR:
+        return Outcome(((entry.id,),))
+
+    def passport(number: str) -> tuple[SupportingDocument, ...]:
+        return (b.supporting("passport copy" if person else "certificate of registration",
+                             "Identity document sent by the customer", None,
+                             b.past_date(5, 40), subj.name, number),)
+
+    if mode == UNEXPLAINED:
+        flag = RedFlag(code="ADVERSE_MEDIA" if adverse else "SANCTIONS_MATCH",
+                       evidence_ids=(entry.id, subj.id), carrier_ids=(entry.id,))
+        return Outcome(((entry.id,),), flag, disposition=mode, **_reply_or_evasive(
+            b, mode, (), lambda: passport(true_id) if party is None else ()))
+    if mode == EXPLAINED:
+        return Outcome(((entry.id,),), disposition=mode, explanation_ids=(subj.id,))
+    return Outcome(((entry.id,),), disposition=mode, reply_docs=passport(true_id))
 
 
-def holdings(s: Surface, ok: bool, reg: Registry, counterparty: Entity | None) -> Outcome:
-    """Whether the registry shows the subject owning one of its counterparties."""
-    if ok or counterparty is None:
+def holdings(b: CaseBuilder, s: Surface, mode: str, reg: Registry,
+             counterparty: Entity | None) -> Outcome:
+    """Whether the registry shows the subject owning one of its counterparties, and whether
+    that relation is disclosed (on file, or in the customer's reply)."""
+    if mode == CLEAR or counterparty is None:
         return Outcome((tuple(x.id for _, x in reg.holdings),))
     link = next(x for c, x in reg.holdings if c.id == counterparty.id)
     txns = tuple(t.id for t in s.alert_txns)
-    flag = RedFlag(code="UNDISCLOSED_RELATED_PARTY", evidence_ids=(link.id, *txns),
-                   carrier_ids=(link.id,))
-    return Outcome(((link.id,),), flag, (counterparty.id,))
+    if mode == UNEXPLAINED:
+        flag = RedFlag(code="UNDISCLOSED_RELATED_PARTY", evidence_ids=(link.id, *txns),
+                       carrier_ids=(link.id,))
+        return Outcome(((link.id,),), flag, (counterparty.id,), disposition=mode,
+                       **_reply_or_evasive(b, mode, (), lambda: (
+                           related_party_document(b, s.company_like()),)))
+    doc = related_party_document(b, counterparty)
+    if mode == EXPLAINED:
+        return Outcome(((link.id,),), disposition=mode, explanation_ids=(doc.id,),
+                       disclosures=(doc,))
+    return Outcome(((link.id,),), disposition=mode, reply_docs=(doc,))
 
 
-def price(b: CaseBuilder, s: Surface, ok: bool, over: bool) -> Outcome:
-    """The commodity's market band around the invoiced price, or well away from it."""
-    p = s.unit_price or 1.0
-    if ok:
-        centre = p * math.exp(b.rng.uniform(math.log(0.94), math.log(1.06)))
+def _alerted_shipments(b: CaseBuilder, s: Surface) -> list[tuple[int, int]]:
+    """(invoice, bill of lading) positions in the builder of the alerted shipments."""
+    invoices = {t.reference for t in s.alert_txns if t.reference}
+    docs = b.trade_documents
+    out = []
+    for i, d in enumerate(docs):
+        if d.id in invoices:
+            j = next(j for j, x in enumerate(docs)
+                     if x.kind == "bill_of_lading" and x.shipment_ref == d.shipment_ref)
+            out.append((i, j))
+    return out
+
+
+def price(b: CaseBuilder, s: Surface, mode: str, over: bool) -> Outcome:
+    """The invoiced price vs the commodity's FOB market band. Clear: an FOB price inside it.
+    Explained: a CIF price above the band by the freight (12-20%) the bill of lading shows (or,
+    for explained_rfi, the freight invoice the customer sends). Unexplained: well beyond it, FOB,
+    or CIF with freight far too small to account for it."""
+    rng, p = b.rng, s.unit_price or 1.0
+    half = MARKET_BAND_HALF_WIDTH
+    cif, freight = False, 0.0
+    if mode == CLEAR:
+        centre = p * math.exp(rng.uniform(math.log(0.94), math.log(1.06)))
+    elif mode in (EXPLAINED, EXPLAINED_RFI):
+        over, cif = True, True
+        freight = rng.uniform(*CIF_FREIGHT_SHARE)
+        fob = p / (1 + freight)
+        # FOB inside the band, the CIF price clearly above its top (beyond the tolerance); the
+        # margins leave room for each invoice's own price, within 1.5% of the shipment price
+        x = rng.uniform((1 + half) * (1 + PRICE_DEVIATION_TOLERANCE + 0.03) / (1 + freight),
+                        1 + half - 0.02)
+        centre = fob / x
     else:
-        m = b.rng.uniform(*b.knobs.price_multiple)
-        centre = p / ((1 + MARKET_BAND_HALF_WIDTH) * m) if over \
-            else p * m / (1 - MARKET_BAND_HALF_WIDTH)
-    band = b.set_price(s.commodity or "", centre * (1 - MARKET_BAND_HALF_WIDTH),
-                       centre * (1 + MARKET_BAND_HALF_WIDTH))
-    if ok:
-        return Outcome((s.customs_ids, (band.id,)))
+        cif = over and rng.random() < 0.5
+        lo, hi = b.knobs.price_multiple
+        if cif:
+            freight = rng.uniform(*SMALL_FREIGHT_SHARE)
+            m = rng.uniform(1.10, hi)
+        else:
+            m = rng.uniform(lo, hi)
+        centre = p / ((1 + half) * m) if over else p * m / (1 - half)
+    band = b.set_price(s.commodity or "", centre * (1 - half), centre * (1 + half))
+    freight_docs = []
+    for i, j in _alerted_shipments(b, s):
+        inv, bol = b.trade_documents[i], b.trade_documents[j]
+        total = round(inv.quantity * (inv.unit_price_usd or 0.0) * freight / (1 + freight), 2)
+        b.trade_documents[i] = inv.model_copy(update={"price_basis": "CIF" if cif else "FOB"})
+        if cif and (mode == EXPLAINED or (mode == UNEXPLAINED and rng.random() < 0.5)):
+            b.trade_documents[j] = bol.model_copy(update={"freight_usd": total})
+        elif cif:
+            freight_docs.append(b.supporting("freight invoice", "Carrier's freight charge for "
+                                             "the shipment", total, bol.date, bol.vessel,
+                                             bol.shipment_ref))
+    groups = (s.customs_ids, (band.id,))
+    if mode == CLEAR:
+        return Outcome(groups)
+    if mode == EXPLAINED:
+        bols = tuple(b.trade_documents[j].id for _, j in _alerted_shipments(b, s))
+        return Outcome(groups, disposition=mode, explanation_ids=bols)
+    if mode == EXPLAINED_RFI:
+        return Outcome(groups, disposition=mode, reply_docs=tuple(freight_docs))
     invoices = tuple(t.reference for t in s.alert_txns if t.reference)
     flag = RedFlag(code="OVER_INVOICING" if over else "UNDER_INVOICING",
                    evidence_ids=(*invoices, *s.customs_ids, band.id),
                    carrier_ids=(*s.customs_ids, band.id))
-    return Outcome((s.customs_ids, (band.id,)), flag,
-                   (s.partner.id,) if s.partner is not None else ())
+    return Outcome(groups, flag, (s.partner.id,) if s.partner is not None else (),
+                   disposition=mode, **_reply_or_evasive(b, mode, (), lambda: tuple(freight_docs)))
 
 
 def _owner_split(b: CaseBuilder) -> list[int]:
@@ -290,9 +486,12 @@ def _owner_split(b: CaseBuilder) -> list[int]:
     return [p1, p2, p3, rest - p3]
 
 
-def aggregate_ownership(b: CaseBuilder, s: Surface, ok: bool) -> Outcome:
+def aggregate_ownership(b: CaseBuilder, s: Surface, mode: str) -> Outcome:
     """The counterparty's owners and the sanctions entries on two of them (OFAC 50 Percent
-    Rule: holdings of blocked persons add up)."""
+    Rule: holdings of blocked persons add up). Clear: one entry is a namesake by date of birth,
+    or the two hold under 50 percent together. Explained: they hold 50 percent or more and
+    both dates match, but one entry's ID number is not the owner's (a namesake cleared by
+    identifiers). Unexplained: both confirmed, 50 percent or more."""
     partner = s.partner or s.counterparties[0]
     shares = _owner_split(b)
     owners = [b.person(customer=False, country=b.pick(vocab.HUB_OWNER_COUNTRIES))
@@ -301,14 +500,15 @@ def aggregate_ownership(b: CaseBuilder, s: Surface, ok: bool) -> Outcome:
     b.rng.shuffle(order)
     links = {i: b.own(owners[i], partner, float(shares[i])) for i in order}
     pairs = [(i, j) for i in range(4) for j in range(i + 1, 4)]
-    namesake = ok and b.rng.random() < 0.5
-    if ok and not namesake:
+    namesake = mode == CLEAR and b.rng.random() < 0.5
+    if mode == CLEAR and not namesake:
         pairs = [p for p in pairs if shares[p[0]] + shares[p[1]] < 50]
-    elif not ok:
+    elif mode != CLEAR:
         pairs = [p for p in pairs if shares[p[0]] + shares[p[1]] >= 50]
     listed = list(b.pick(pairs))
     b.rng.shuffle(listed)
     other = listed[0] if namesake else None
+    cleared = listed[0] if mode == EXPLAINED else None
     entries = []
     for i in listed:
         owner = owners[i]
@@ -316,30 +516,51 @@ def aggregate_ownership(b: CaseBuilder, s: Surface, ok: bool) -> Outcome:
         while i == other and dob == owner.date_of_birth:
             dob = b.dob(30, 75)
         entries.append(b.watch("sanctions", owner.name, owner.country,
-                               f"SDN list, programme {b.pick(SANCTIONS_PROGRAMS)}", dob=dob))
+                               f"SDN list, programme {b.pick(SANCTIONS_PROGRAMS)}", dob=dob,
+                               id_number=None if i in (cleared, other) else owner.id_number))
     link_ids = tuple(links[i].id for i in order)
     entry_ids = tuple(e.id for e in entries)
-    if ok:
+    if mode == CLEAR:
         return Outcome((link_ids, entry_ids))
+    if mode == EXPLAINED:
+        return Outcome((link_ids, entry_ids), disposition=mode,
+                       explanation_ids=(owners[cleared].id,))
     listed_links = tuple(links[i].id for i in listed)
     flag = RedFlag(code="BLOCKED_AGGREGATE_OWNERSHIP", evidence_ids=(*listed_links, *entry_ids),
                    carrier_ids=(*listed_links, *entry_ids))
-    return Outcome((link_ids, entry_ids), flag, (partner.id,))
+    return Outcome((link_ids, entry_ids), flag, (partner.id,), disposition=mode)
 
 
-def authority(b: CaseBuilder, s: Surface, ok: bool) -> Outcome:
-    """A durable power of attorney on the customer's file: does it name the alerted payee?"""
+def authority(b: CaseBuilder, s: Surface, mode: str) -> Outcome:
+    """A durable power of attorney on the customer's file: does it name the alerted payee?
+    Explained: it names an earlier attorney, and a successor appointment on file (or sent on
+    request) names the payee."""
     payee = s.payee or s.subject
-    agent = payee.name if ok else b.person_name()
+    agent = payee.name if mode == CLEAR else b.person_name()
     poa = b.supporting("durable power of attorney",
                        "Attorney-in-fact appointed to act on the customer's accounts", None,
                        b.past_date(120, 1800), agent)
-    extra = b.supporting(b.pick(("pension statement", "bank reference letter")),
-                         "Standard due-diligence document", None, b.past_date(200, 900))
-    sof = b.sof(s.subject, "pension and savings; authorities on file", (poa, extra))
-    if ok:
-        return Outcome(((sof.id, poa.id, extra.id),))
+
+    def successor(name: str) -> SupportingDocument:
+        return b.supporting("successor attorney appointment", "Successor attorney-in-fact "
+                            "appointed under the power of attorney", None, b.past_date(20, 110),
+                            name)
+
+    docs = [poa]
+    if mode == EXPLAINED:
+        docs.append(successor(payee.name))
+    docs.append(b.supporting(b.pick(("pension statement", "bank reference letter")),
+                             "Standard due-diligence document", None, b.past_date(200, 900)))
+    sof = b.sof(s.subject, "pension and savings; authorities on file", tuple(docs))
+    groups = ((sof.id, *(d.id for d in docs)),)
+    if mode == CLEAR:
+        return Outcome(groups)
+    if mode == EXPLAINED:
+        return Outcome(groups, disposition=mode, explanation_ids=(docs[1].id,))
+    if mode == EXPLAINED_RFI:
+        return Outcome(groups, disposition=mode, reply_docs=(successor(payee.name),))
     paid = tuple(t.id for t in s.alert_txns if t.channel != "cash")
     flag = RedFlag(code="PAYEE_NOT_AUTHORISED", evidence_ids=(sof.id, poa.id, *paid),
                    carrier_ids=(poa.id,))
-    return Outcome(((sof.id, poa.id, extra.id),), flag, (payee.id,))
+    return Outcome(groups, flag, (payee.id,), disposition=mode, **_reply_or_evasive(
+        b, mode, (), lambda: (successor(b.person_name()),)))

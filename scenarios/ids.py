@@ -16,7 +16,7 @@ RECORD_TYPES: dict[str, str] = {
     "WL": "watchlist entry", "LOG": "device login", "INV": "invoice",
     "CUS": "customs declaration", "BOL": "bill of lading", "MKT": "market price",
     "SOF": "source-of-funds record", "DOC": "supporting document", "HOP": "trace hop",
-    "ALR": "alert", "CASE": "case",
+    "RFI": "information reply", "ALR": "alert", "CASE": "case",
 }
 PREFIXES: tuple[str, ...] = tuple(RECORD_TYPES)
 ID_DIGITS = 6

@@ -24,7 +24,13 @@ SAR_FILING_DAYS_NO_SUSPECT = 60
 TRAVEL_RULE_THRESHOLD_USD = 3_000.0
 BENEFICIAL_OWNER_PERCENT = 25.0
 OFAC_AGGREGATE_OWNERSHIP_PERCENT = 50.0
-PRICE_DEVIATION_TOLERANCE = 0.25
+# A price more than this share beyond the FOB band (after deducting freight from a CIF price)
+PRICE_DEVIATION_TOLERANCE = 0.05
+# A document explains a flow when its amount is within this share of it.
+DOCUMENT_MATCH_TOLERANCE = 0.04
+# The weighing rule (1.7, 9.1): a SAR when at least this many independent checks stay
+# unexplained after explanations on file and requests for information were sought.
+SAR_MIN_UNEXPLAINED = 2
 
 # Figures of the typology sections (11.x), stated once.
 FUNNEL_MIN_DEPOSITS = 10
@@ -128,6 +134,19 @@ _SECTIONS: tuple[tuple[str, str, str], ...] = (
      "show a lawful purpose consistent with the customer's profile and history, and no red flag "
      "remains unexplained. The closing rationale must name the facts reviewed and the manual "
      "guidance applied. An alert is never closed because review was incomplete."),
+    ("1.7", "Weighing anomalies: explanations and findings",
+     "Most alerts are false positives, and most anomalies have an innocent explanation. An "
+     "anomaly is two views that disagree: a document whose amount is off the flow, a device "
+     "shared with a party outside the registry, a name hit with the customer's own date of "
+     "birth, a related counterparty, a price outside the market band. Before it counts, look for "
+     "its explanation: on file first (FX margin and charges on the ledger, the household on the "
+     "KYC file, ID numbers and nationality that clear a name hit, a filed related-party "
+     "disclosure, a successor appointment, the freight on a CIF bill of lading), then by a "
+     "request for information to the relationship manager. An anomaly with a documented "
+     "explanation is not a finding and is named in the closing rationale. An anomaly that stays "
+     "unexplained is a finding; an evasive answer explains nothing. One unexplained anomaly "
+     f"alone is noise; {SAR_MIN_UNEXPLAINED} or more unexplained anomalies in independent "
+     "checks support a SAR (9.1)."),
     # 2. Structuring
     ("2.1", "Structuring (31 USC 5324)",
      "Structuring is breaking up cash transactions to evade the CTR requirement, for example "
@@ -192,7 +211,8 @@ _SECTIONS: tuple[tuple[str, str, str], ...] = (
      "operating accounts of customers who present as unrelated suggests common control and "
      "supports SHARED_DEVICE_ACROSS_ENTITIES; cite the login records. Shared devices within one "
      "household or one company's staff, or between a customer and a company the registry shows "
-     "it owns, are expected: check the ownership links before drawing a conclusion."),
+     "it owns, are expected: check the ownership links and the household members named on the "
+     "KYC file (or ask the customer) before drawing a conclusion."),
     # 4. Sanctions and adverse media
     ("4.1", "OFAC screening and blocking",
      "Transactions and parties are screened against OFAC's Specially Designated Nationals list. "
@@ -207,8 +227,11 @@ _SECTIONS: tuple[tuple[str, str, str], ...] = (
     ("4.3", "Dispositioning a potential watchlist match",
      "A name hit is not a match. Compare the full name and spelling variants, date of birth, "
      "nationality or country, and address. A different date of birth or country with a similar "
-     "name is a false positive and is documented as such. Cite SANCTIONS_MATCH only for a "
-     "confirmed match of the same person or entity."),
+     "name is a false positive and is documented as such. The same date of birth is not yet a "
+     "match: compare the ID number (passport or registration number) and nationality with the "
+     "KYC file, or request the customer's identity document when the file has none; a different "
+     "number clears the hit. Cite SANCTIONS_MATCH only for a confirmed match of the same person "
+     "or entity."),
     ("4.4", "Adverse media",
      "Credible reporting that a party is investigated, charged or convicted for fraud, "
      "corruption, money laundering or sanctions evasion supports ADVERSE_MEDIA when the article "
@@ -228,7 +251,9 @@ _SECTIONS: tuple[tuple[str, str, str], ...] = (
      "audited accounts, employment contracts. The same test applies to any customer whose "
      "activity rests on a declared source: a document whose amount is far from the flow it "
      "explains supports UNSUPPORTED_SOURCE_OF_FUNDS (PEP_UNEXPLAINED_WEALTH for a PEP); one "
-     "that matches it explains the flow."),
+     "that matches it within 4 percent explains the flow. A document 5 to 15 percent above the "
+     "flow is explained when FX margin and charges on the customer's ledger (or the conversion "
+     "advice the customer sends on request) account for the difference."),
     ("5.3", "PEP transfers with a documented source of wealth",
      "A large transfer to or from a PEP is consistent with the relationship when a verifiable "
      "document on file explains it: the amount, date and counterparty of the transfer match the "
@@ -250,9 +275,11 @@ _SECTIONS: tuple[tuple[str, str, str], ...] = (
      "invoices, customs declarations and bills of lading, and prices with market data."),
     ("6.2", "Over- and under-invoicing",
      "Compare the invoiced unit price with the market range for the commodity and date. A price "
-     "more than 25 percent above the market high supports OVER_INVOICING; more than 25 percent "
-     "below the market low supports UNDER_INVOICING. Cite the invoice and the market price. "
-     "Prices inside the band, or within ordinary quality premiums, are not a red flag."),
+     "more than 5 percent above the market high supports OVER_INVOICING; more than 5 percent "
+     "below the market low supports UNDER_INVOICING. Market bands are free on board (FOB): a "
+     "CIF price includes freight and insurance, so deduct the freight shown on the bill of "
+     "lading (or the freight invoice) before comparing. Cite the invoice and the market price. "
+     "Prices inside the band, net of freight, are not a red flag."),
     ("6.3", "Phantom shipments",
      "A payment against an invoice for goods with no bill of lading and no customs declaration "
      "for that shipment suggests the goods never moved. Supports PHANTOM_SHIPMENT; cite the "
@@ -329,7 +356,11 @@ _SECTIONS: tuple[tuple[str, str, str], ...] = (
      "File a SAR when, after review, the bank knows, suspects or has reason to suspect that the "
      "activity involves illicit funds, is designed to evade reporting, or has no apparent lawful "
      "purpose. Close the alert when the facts explain the activity. Missing a true suspicious "
-     "case is the most serious error; filing on activity the facts explain is also an error."),
+     "case is the most serious error; filing on activity the facts explain is also an error. "
+     f"The weighing rule (1.7): file when at least {SAR_MIN_UNEXPLAINED} independent checks "
+     "stay unexplained after "
+     "the explanations on file and a request for information were sought; otherwise close and "
+     "name the explanations found."),
     ("9.2", "SAR narrative",
      "The narrative answers who, what, when, where, why and how, names every subject with "
      "identifiers, lists the transactions with dates and amounts, and explains why the activity "

@@ -28,6 +28,10 @@ TYPOLOGIES: tuple[Typology, ...] = get_args(Typology)
 Channel = Literal["cash", "wire", "ach", "card", "cheque"]
 RiskRating = Literal["low", "medium", "high"]
 WatchlistName = Literal["sanctions", "pep", "adverse_media"]
+# What a request for information to the relationship manager may ask about.
+InformationTopic = Literal["source_of_funds", "related_parties", "device_use", "identity",
+                           "trade_terms", "authority"]
+INFORMATION_TOPICS: tuple[InformationTopic, ...] = get_args(InformationTopic)
 TradeDocKind = Literal["invoice", "customs_declaration", "bill_of_lading"]
 
 
@@ -59,10 +63,15 @@ class Entity(Frozen):
     risk_rating: RiskRating | None = None
     # persons
     date_of_birth: str | None = None
+    nationality: str | None = None
     occupation: str | None = None
     employer: str | None = None
     declared_annual_income_usd: float | None = None
     pep: PepRole | None = None
+    household: tuple[str, ...] = Field(
+        default=(), description="Entity IDs of household members named on the KYC file.")
+    # identifiers: passport or national ID number (person), registration number (company)
+    id_number: str | None = None
     # companies
     business_type: str | None = None
     incorporation_date: str | None = None
@@ -119,6 +128,9 @@ class WatchlistEntry(Frozen):
     country: str
     date_of_birth: str | None = Field(
         default=None, description="Date of birth (person) or of incorporation (company).")
+    nationality: str | None = None
+    id_number: str | None = Field(
+        default=None, description="Passport or ID number (person), registration (company).")
     detail: str = Field(description="Programme, public function or headline.")
     listed_on: str
 
@@ -146,6 +158,9 @@ class TradeDocument(Frozen):
     total_usd: float | None = None
     origin_country: str
     destination_country: str
+    price_basis: Literal["FOB", "CIF"] | None = Field(
+        default=None, description="Incoterm of the invoiced price: CIF includes freight.")
+    freight_usd: float | None = Field(default=None, description="Freight charged (total).")
     vessel: str | None = None
     port_of_loading: str | None = None
     port_of_discharge: str | None = None
@@ -159,6 +174,7 @@ class MarketPrice(Frozen):
     high_usd: float
     as_of: str
     source: str
+    basis: Literal["FOB"] = "FOB"
 
 
 class SupportingDocument(Frozen):
@@ -168,6 +184,7 @@ class SupportingDocument(Frozen):
     amount_usd: float | None
     date: str
     counterparty: str | None = None
+    reference: str | None = Field(default=None, description="Document or account number.")
 
 
 class SourceOfFunds(Frozen):
@@ -198,6 +215,17 @@ class CorrespondentHop(Frozen):
     party_country: str
     amount_usd: float
     value_date: str
+
+
+class InformationReply(Frozen):
+    """The relationship manager's answer to a request for information on one topic about a
+    customer, delivered a few steps after the request (`request_information`)."""
+
+    id: str
+    entity_id: str
+    topic: InformationTopic
+    statement: str
+    documents: tuple[SupportingDocument, ...] = ()
 
 
 class AlertRule(Frozen):
@@ -239,6 +267,7 @@ class PublicCase(Frozen):
     market_prices: tuple[MarketPrice, ...]
     source_of_funds: tuple[SourceOfFunds, ...]
     correspondent_hops: tuple[CorrespondentHop, ...]
+    information_replies: tuple[InformationReply, ...] = ()
 
     def all_ids(self) -> list[str]:
         """Every object ID in the case, in a stable order (for uniqueness checks)."""
@@ -246,8 +275,9 @@ class PublicCase(Frozen):
         for group in (
             self.entities, self.accounts, self.transactions, self.ownership, self.watchlist,
             self.devices, self.trade_documents, self.market_prices, self.source_of_funds,
-            self.correspondent_hops,
+            self.correspondent_hops, self.information_replies,
         ):
             ids.extend(item.id for item in group)
         ids.extend(doc.id for sof in self.source_of_funds for doc in sof.documents)
+        ids.extend(doc.id for r in self.information_replies for doc in r.documents)
         return ids

@@ -20,8 +20,9 @@ import random
 
 from memex.scenarios import vocab
 from memex.scenarios.background import business_banking, personal_banking
-from memex.scenarios.builder import CaseBuilder
+from memex.scenarios.builder import CaseBuilder, iso
 from memex.scenarios.case import Case
+from memex.scenarios.model import INFORMATION_TOPICS
 from memex.scenarios.rules import FUNDS_FANOUT
 from memex.scenarios.truth import GroundTruth, RedFlag
 
@@ -141,6 +142,15 @@ def build_case() -> Case:
 
     # --- records -------------------------------------------------------------------------
     sof = b.sof(pep, "film production income and family wealth")
+    # The studio's file explains the inflows with a subscription agreement for far less than
+    # arrived, and no FX charges account for the difference; asked, the customer stalls.
+    slate = b.supporting("subscription agreement", "Subscription for film-slate financing",
+                         18_500_000.0, iso(b.days_ago(40)), conduit.name)
+    studio_sof = b.sof(studio, "investment in the film slate", (slate,))
+    for topic in INFORMATION_TOPICS:
+        b.reply(studio, topic, "The customer said documents would follow; none have been "
+                               "received." if topic == "source_of_funds" else
+                "The customer has nothing to add to the information on file.")
     b.sof(financier, "investment income from family office",
           (b.supporting("bank reference letter", "Reference letter, relationship since 2008",
                         None, b.past_date(400, 600), "Bank Seri Perdana"),))
@@ -176,6 +186,9 @@ def build_case() -> Case:
         RedFlag(code="NOMINEE_OWNERSHIP", evidence_ids=(nominee_link.id,),
                 carrier_ids=(nominee_link.id,)),
         RedFlag(code="ADVERSE_MEDIA", evidence_ids=(news.id,), carrier_ids=(news.id,)),
+        RedFlag(code="UNSUPPORTED_SOURCE_OF_FUNDS",
+                evidence_ids=(studio_sof.id, slate.id, *(t.id for t in inflows)),
+                carrier_ids=(slate.id,)),
     )
     # What decides it: the origin traces (state fund -> look-alike), the round trip back to the
     # fund, the PEP's empty source-of-funds file, and the news about the fund.
@@ -189,5 +202,6 @@ def build_case() -> Case:
         typology="layering",
         subject_ids=(studio.id, pep.id, financier.id, lookalike.id, conduit.id),
         red_flags=flags, justifying_sections=("5.4", "7.3", "3.4"), decisive_evidence=decisive,
-        ubo_id=financier.id)
+        ubo_id=financier.id, dispositions={"trace": "unexplained",
+                                           "source_of_funds": "unexplained", "device": "clear"})
     return b.build(alert, truth)

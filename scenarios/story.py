@@ -9,11 +9,15 @@
    anchor is where its cover story fails; a benign variant's anchor is its main explanation.
    Anchors are spread over a rule's pool in the same proportions for both classes (the variant
    lists are built that way), so which checks exist never tells the label;
-3. writes each check (`scenarios.checks`): consistent for benign cases; for suspicious ones
-   the anchor fails — and, when the anchor's failure lives in one view only, one more present
-   check fails too, so the failure always spans two views;
-4. adds decoys, then freezes the alert and the ground truth: red flags with their carriers,
-   the decisive evidence (the checks' view groups), subjects, justifying sections.
+3. draws each present check's disposition (`dispositions`: clear, explained on file,
+   explained by a request for information, unexplained). A suspicious story leaves its anchor
+   and one more check unexplained (`SAR_MIN_UNEXPLAINED`, manual 1.7) and covers the rest; a
+   benign story explains its anomalies and leaves at most one unexplained (noise);
+4. writes each check in its disposition (`scenarios.checks`), files the related-party
+   disclosures and writes the relationship manager's reply on every topic;
+5. adds decoys, then freezes the alert and the ground truth: red flags with their carriers,
+   the decisive evidence (the checks' view groups), subjects, justifying sections, the
+   dispositions and the records that explain the innocent anomalies.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from memex.scenarios import checks as ck
 from memex.scenarios.background import decoys
 from memex.scenarios.builder import CaseBuilder
 from memex.scenarios.case import Case
+from memex.scenarios.model import INFORMATION_TOPICS
 from memex.scenarios.rules import (
     CASH_AGGREGATE,
     ELDER_ACTIVITY,
@@ -35,7 +40,7 @@ from memex.scenarios.rules import (
     PEP_TRANSFER,
     PROPERTY_PURCHASE,
 )
-from memex.scenarios.surfaces import SURFACES
+from memex.scenarios.surfaces import SURFACES, Surface
 from memex.scenarios.truth import GroundTruth, RedFlag
 
 CASH, FLOW, TRADE, PEP = (r.code for r in (CASH_AGGREGATE, FUNDS_FANOUT, HIGH_RISK_TRADE,
@@ -78,6 +83,21 @@ OK_SECTION = {ck.SOURCE_OF_FUNDS: "5.2", ck.TRACE: "7.6", ck.DEVICE: "3.6",
               ck.AGGREGATE_OWNERSHIP: "11.6", ck.AUTHORITY: "11.12", ck.PAYEE_WATCHLIST: "4.3"}
 
 
+# The weighing rule (manual 1.7 and 9.1, `SAR_MIN_UNEXPLAINED`): a suspicious story leaves its
+# anchor and one more check unexplained; a benign one at most one (noise), for
+# BENIGN_NOISE_SHARE of benign cases.
+BENIGN_NOISE_SHARE = 0.35
+# How the checks that are not unexplained are written: a benign story's innocent anomalies, and
+# a suspicious story's cover (clean views, or well-made documents that explain an anomaly).
+BENIGN_MODES = {ck.CLEAR: 0.20, ck.EXPLAINED: 0.50, ck.EXPLAINED_RFI: 0.30}
+COVER_MODES = {ck.CLEAR: 0.50, ck.EXPLAINED: 0.30, ck.EXPLAINED_RFI: 0.20}
+NEUTRAL_REPLIES = ("The customer confirms the activity is as described on file.",
+                   "The customer has nothing to add to the information on file.")
+# Customers are often slow to answer whatever the story: an evasive answer on a topic with
+# nothing at stake is common, so evasion alone does not tell the label.
+EVASIVE_NOISE_SHARE = 0.3
+
+
 @dataclass(frozen=True)
 class Scheme:
     """What a variant means: the rule it fires and its anchor check (`over` for pricing)."""
@@ -87,11 +107,41 @@ class Scheme:
     over: bool = True
 
 
+def dispositions(b: CaseBuilder, present: list[str], suspicious: bool,
+                 second: str | None = None) -> dict[str, str]:
+    """Each present check's disposition; `present[0]` is the anchor. A suspicious story leaves
+    the anchor and `second` (drawn when None) unexplained; a benign one, sometimes, one check."""
+    rng = b.rng
+    if suspicious:
+        # SAR_MIN_UNEXPLAINED of them: the anchor and one more
+        unexplained = {present[0], second if second in present[1:] else b.pick(present[1:])}
+    elif rng.random() < BENIGN_NOISE_SHARE:
+        unexplained = {b.pick(present)}
+    else:
+        unexplained = set()
+    weights = COVER_MODES if suspicious else BENIGN_MODES
+    out = {}
+    for c in present:
+        if c in unexplained:
+            out[c] = ck.UNEXPLAINED
+            continue
+        modes = [m for m in weights if m in ck.MODES[c]]
+        r = rng.random() * sum(weights[m] for m in modes)
+        mode = modes[-1]
+        for m in modes:
+            r -= weights[m]
+            if r < 0:
+                mode = m
+                break
+        out[c] = mode
+    return out
+
+
 def build_case(b: CaseBuilder, *, kind: str, variant: str, scheme: Scheme, suspicious: bool,
                typology: str | None, layout: tuple[tuple[str, ...], str | None] | None = None,
                ) -> Case:
     """`layout` (from `scenarios.plan`, already validated there) fixes step 2 instead of drawing
-    it: (the checks present after the anchor, the second failing check or None)."""
+    it: (the checks present after the anchor, the second unexplained check or None)."""
     rng = b.rng
     rule = scheme.rule
     s = SURFACES[rule](b)
@@ -99,68 +149,101 @@ def build_case(b: CaseBuilder, *, kind: str, variant: str, scheme: Scheme, suspi
     others = [c for c in pool if c != scheme.anchor]
     present = [scheme.anchor, *(layout[0] if layout is not None else rng.sample(
         others, min(len(others), b.knobs.cross_checks - 1)))]
-    failing = {scheme.anchor} if suspicious else set()
-    if suspicious and scheme.anchor in SINGLE_VIEW:
-        second = [c for c in present[1:] if c not in SINGLE_VIEW] or present[1:]
-        failing.add(layout[1] if layout is not None and layout[1] in second else b.pick(second))
+    modes = dispositions(b, present, suspicious, layout[1] if layout is not None else None)
 
+    actor = s.subject if s.subject.kind == "person" else s.directors[0]
+    ck.household(b, b.entity(actor.id))
     counterparty = None
-    if ck.HOLDINGS in failing and s.counterparties:
+    if modes.get(ck.HOLDINGS, ck.CLEAR) != ck.CLEAR and s.counterparties:
         counterparty = b.pick(s.counterparties)
     reg = ck.write_registry(b, s, b.ri(1, 2) + 2, counterparty)
+    if counterparty is not None:  # no other check borrows the related counterparty
+        reg.lent.add(counterparty.id)
     outcomes: dict[str, ck.Outcome] = {}
     for check in pool:
-        ok = check not in failing
+        mode = modes.get(check, ck.CLEAR)
         if check == ck.PRICE:  # the band always exists; it decides only when present
-            outcomes[check] = ck.price(b, s, ok, scheme.over)
+            outcomes[check] = ck.price(b, s, mode, scheme.over)
         elif check not in present:
             if check == ck.SOURCE_OF_FUNDS:
                 ck.generic_source_of_funds(b, s)
         elif check == ck.SOURCE_OF_FUNDS:
-            outcomes[check] = ck.source_of_funds(b, s, ok, SOF_FLAG[rule])
+            outcomes[check] = ck.source_of_funds(b, s, mode, SOF_FLAG[rule])
         elif check == ck.TRACE:
-            outcomes[check] = ck.trace(b, s, ok, reg, TRACE_FLAG.get(rule, "ROUND_TRIP"))
+            outcomes[check] = ck.trace(b, s, mode, reg, TRACE_FLAG.get(rule, "ROUND_TRIP"))
         elif check == ck.DEVICE:
-            outcomes[check] = ck.device(b, s, ok, reg)
+            outcomes[check] = ck.device(b, s, mode, reg)
         elif check == ck.WATCHLIST:
-            outcomes[check] = ck.watchlist(b, s, ok)
+            outcomes[check] = ck.watchlist(b, s, mode)
         elif check == ck.HOLDINGS:
-            outcomes[check] = ck.holdings(s, ok, reg, counterparty)
+            outcomes[check] = ck.holdings(b, s, mode, reg, counterparty)
         elif check == ck.AGGREGATE_OWNERSHIP:
-            outcomes[check] = ck.aggregate_ownership(b, s, ok)
+            outcomes[check] = ck.aggregate_ownership(b, s, mode)
         elif check == ck.AUTHORITY:
-            outcomes[check] = ck.authority(b, s, ok)
+            outcomes[check] = ck.authority(b, s, mode)
         elif check == ck.PAYEE_WATCHLIST:
-            outcomes[check] = ck.watchlist(b, s, ok, s.payee)
+            outcomes[check] = ck.watchlist(b, s, mode, s.payee)
     if ck.SOURCE_OF_FUNDS not in pool:
         ck.generic_source_of_funds(b, s)
+    present_outcomes = {c: outcomes[c] for c in present}
+    explanation_ids = _disclose(b, s, reg, present_outcomes)
     # Everyone banks online from a device of their own.
-    actor = s.subject if s.subject.kind == "person" else s.directors[0]
-    b.logins(actor, s.account, b.device(), 2)
+    b.logins(b.entity(actor.id), s.account, b.device(), 2)
     decoys(b, s.people, s.account)
 
     alert = b.alert(s.rule, s.subject, [s.account], s.alert_txns, s.figures)
-    deciding = [c for c in present if (c in failing) == suspicious] if suspicious else present
+    final = {c: o.disposition for c, o in present_outcomes.items()}
+    failing = [c for c in present if final[c] == ck.UNEXPLAINED]
+    deciding = failing if suspicious else present
     groups = tuple(dict.fromkeys(g for c in deciding for g in outcomes[c].groups))
     if suspicious:
-        flags = [*s.flags, *(outcomes[c].flag for c in present if c in failing)]
-        implicated = [i for c in present if c in failing for i in outcomes[c].implicated]
+        flags = [*s.flags, *(outcomes[c].flag for c in failing)]
+        implicated = [i for c in failing for i in outcomes[c].implicated]
         ubo = reg.ubo.id if reg.ubo is not None else None
         subjects = tuple(dict.fromkeys([s.subject.id, *implicated, *([ubo] if ubo else [])]))
-        sections = tuple(dict.fromkeys([SAR_SECTION[rule],
-                                        *(FAIL_SECTION[c] for c in present if c in failing)]))
+        sections = tuple(dict.fromkeys([SAR_SECTION[rule], *(FAIL_SECTION[c] for c in failing)]))
         truth = GroundTruth(kind=kind, variant=variant, suspicious=True, decision="file_sar",
                             typology=typology, subject_ids=subjects,
                             red_flags=tuple(_merge(f for f in flags if f is not None)),
                             justifying_sections=sections[:3], decisive_evidence=groups,
-                            ubo_id=ubo)
+                            ubo_id=ubo, dispositions=final, explanation_ids=explanation_ids)
     else:
         sections = tuple(dict.fromkeys([CLOSE_SECTION[rule], OK_SECTION[scheme.anchor],
                                         *(OK_SECTION[c] for c in present)]))
         truth = GroundTruth(kind=kind, variant=variant, suspicious=False, decision="close_alert",
                             typology=None, subject_ids=(), red_flags=(),
-                            justifying_sections=sections[:3], decisive_evidence=groups)
+                            justifying_sections=sections[:3], decisive_evidence=groups,
+                            dispositions=final, explanation_ids=explanation_ids)
     return b.build(alert, truth)
+
+
+def _disclose(b: CaseBuilder, s: Surface, reg: ck.Registry, outcomes: dict[str, ck.Outcome],
+              ) -> tuple[str, ...]:
+    """File the related-party disclosures (the explaining ones, and for half the cases one about
+    a holding no check involves) and write the relationship manager's reply on every topic.
+    Returns the IDs of the records that explain the innocent anomalies."""
+    docs = [d for o in outcomes.values() for d in o.disclosures]
+    involved = {n for o in outcomes.values() for n in o.implicated}
+    spare = [c for c, _ in reg.holdings if c.id not in involved and c.id not in reg.lent]
+    if spare and b.rng.random() < 0.5:
+        docs.append(ck.related_party_document(b, b.pick(spare)))
+    if docs:
+        b.sof(s.subject, "related parties disclosed", tuple(docs))
+    ids = [i for o in outcomes.values() for i in o.explanation_ids]
+    for topic in INFORMATION_TOPICS:
+        mine = [o for c, o in outcomes.items() if ck.TOPIC.get(c) == topic]
+        docs = tuple(d for o in mine for d in o.reply_docs)
+        if docs:
+            statement = "The customer sent the documents attached."
+        elif any(o.evasive for o in mine) or b.rng.random() < EVASIVE_NOISE_SHARE:
+            statement = b.pick(ck.EVASIVE)
+        else:
+            statement = b.pick(NEUTRAL_REPLIES)
+        reply = b.reply(s.subject, topic, statement, docs)
+        for o in mine:
+            if o.disposition == ck.EXPLAINED_RFI:
+                ids += [reply.id, *(d.id for d in o.reply_docs)]
+    return tuple(dict.fromkeys(ids))
 
 
 def _merge(flags) -> list[RedFlag]:

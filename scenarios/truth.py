@@ -18,11 +18,20 @@ The grader's contract:
   them is revealed by the alert itself: they take investigation to see.
 - `justifying_sections`: manual sections whose loading and citing justifies the decision
   (benign kinds include the section that makes closing right).
+- `dispositions`: each present cross-check's disposition (clear, explained, explained_rfi,
+  unexplained; `scenarios.checks`). Suspicious cases have at least `SAR_MIN_UNEXPLAINED`
+  unexplained checks, benign cases fewer.
+- `explanation_ids`: the records that explain the innocent anomalies (an FX-charges ledger
+  line, a household member, a disclosure, a bill of lading with freight, a successor
+  appointment, an information reply and the documents it carries). Empty when nothing needed
+  explaining.
 """
 
 from __future__ import annotations
 
 from typing import Literal
+
+from pydantic import Field
 
 from memex.scenarios.model import Frozen
 
@@ -48,6 +57,11 @@ class GroundTruth(Frozen):
     justifying_sections: tuple[str, ...]
     decisive_evidence: tuple[tuple[str, ...], ...] = ()
     ubo_id: str | None = None
+    # check name -> clear | explained | explained_rfi | unexplained (`scenarios.checks`)
+    dispositions: dict[str, str] = Field(default_factory=dict)
+    # The records that explain the innocent anomalies: the FX-charges ledger line, the household
+    # member, the disclosure, the bill of lading with freight, the reply and its documents...
+    explanation_ids: tuple[str, ...] = ()
 
     def flag(self, code: str) -> RedFlag | None:
         return next((f for f in self.red_flags if f.code == code), None)

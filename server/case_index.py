@@ -57,6 +57,7 @@ class CaseIndex:
         self.sof_of = defaultdict(list)
         for s in case.source_of_funds:
             self.sof_of[s.entity_id].append(s)
+        self.replies = {(r.entity_id, r.topic): r for r in case.information_replies}
 
     def owner_id(self, account_id: str | None) -> str | None:
         return None if account_id is None else self.accounts[account_id].owner_id

@@ -7,7 +7,7 @@ Observation
     alone holds exactly the memory the environment models. After reset the alert is page 1.
 
 Actions
-    `MemexAction(tool, arguments)` for one of 18 tools (`server/tools.py`): 11 investigation
+    `MemexAction(tool, arguments)` for one of 19 tools (`server/tools.py`): 11 investigation
     tools, 5 OS tools (case file, wire traces, manual search, kernel load) and 2 terminal tools
     (`file_sar`, `close_alert`). The same tools are MCP tools (`envkit.mcp`): a `tools/call`
     is one step of the session's episode.
@@ -178,8 +178,10 @@ class MemexEnvironment(DeclaredToolsMcp, TaskSplits,
         self._page_in("review_alert", {}, alert)
         return self._observe(tool=None, result=alert, reward=None, events=[], parts={})
 
-    def _eta_for(self, transaction_id: str) -> int:
-        rng = random.Random(f"{self._ix.case.case_id}|{transaction_id}|eta")
+    def _eta_for(self, key: str) -> int:
+        """An async job's ETA: seeded by the case and what is asked (a transaction ID, or an
+        entity and topic), so the same request always takes as long."""
+        rng = random.Random(f"{self._ix.case.case_id}|{key}|eta")
         return rng.randint(*ASYNC_ETA_STEPS)
 
     @property
@@ -269,7 +271,9 @@ class MemexEnvironment(DeclaredToolsMcp, TaskSplits,
             if evicted is not None:
                 events.append(f"page {evicted.page_id} ({evicted.tool}) evicted from RAM")
         for job in os.newly_ready():
-            events.append(f"interrupt: {job.job_id} (trace of {job.transaction_id}) is ready")
+            what = (f"trace of {job.transaction_id}" if job.transaction_id is not None
+                    else f"information on {job.entity_id}, {job.topic}")
+            events.append(f"interrupt: {job.job_id} ({what}) is ready")
         if os.step >= self._ix.case.step_budget:
             events.append("step budget exhausted: timeout")
             return self._finish(tool, result, timeout_score(self._case.truth), events,
@@ -353,6 +357,7 @@ class MemexEnvironment(DeclaredToolsMcp, TaskSplits,
 
     def _job_view(self, job: Job) -> JobView:
         return JobView.trusted(job_id=job.job_id, transaction_id=job.transaction_id,
+                               entity_id=job.entity_id, topic=job.topic,
                                requested_step=job.requested_step,
                                ready_at_step=job.ready_at_step, status=job.status(self._os.step))
 

@@ -1,4 +1,4 @@
-"""The 18 tools, declared once.
+"""The 19 tools, declared once.
 
 Each tool is a method of `Toolkit` with typed parameters and a Google-style docstring. Every
 other interface is derived from these declarations by `TOOLS` (below): the environment's
@@ -30,7 +30,7 @@ from memex.models import TOOL_NAMES
 from memex.scenarios import vocab
 from memex.scenarios.ids import ID_PATTERN
 from memex.scenarios.manual import SECTIONS
-from memex.scenarios.model import Channel, Typology
+from memex.scenarios.model import Channel, InformationTopic, Typology
 from memex.server.case_index import CaseIndex
 from memex.state_manager import MAX_NOTE_CHARS, MAX_NOTES, OSState
 
@@ -213,6 +213,10 @@ class Toolkit:
             profile["directors"] = [self._entity_brief(d) for d in e.directors]
         else:
             del profile["directors"]
+        if e.household:
+            profile["household"] = [self._entity_brief(m) for m in e.household]
+        else:
+            del profile["household"]
         accounts = [{"account_id": a.id, "bank": a.bank, "country": a.country, "kind": a.kind,
                      "opened": a.opened} for a in self.ix.accounts_of[e.id]]
         if accounts:
@@ -265,8 +269,8 @@ class Toolkit:
 
     def check_watchlist(self, name: Annotated[str, Field(max_length=MAX_NAME_CHARS)]) -> dict:
         """Screen a name against the sanctions, PEP and adverse-media lists. Returns every
-        entry whose name is similar; similarity is not identity, so compare date of birth and
-        country before treating a hit as a match.
+        entry whose name is similar; similarity is not identity, so compare date of birth,
+        nationality, country and ID number before treating a hit as a match.
 
         Args:
             name: Full name of a person or company.
@@ -295,6 +299,7 @@ class Toolkit:
             if similarity >= 0.8:
                 hits.append({"entry_id": w.id, "list": w.list, "name": w.name,
                              "country": w.country, "date_of_birth": w.date_of_birth,
+                             "nationality": w.nationality, "id_number": w.id_number,
                              "detail": w.detail, "listed_on": w.listed_on,
                              "similarity": round(similarity, 2)})
         hits.sort(key=lambda h: (-h["similarity"], h["entry_id"]))
@@ -344,7 +349,9 @@ class Toolkit:
             Declarations on file (possibly none).
         """
         return {"entity": self._entity_brief(entity_id),
-                "declarations": [_dump(s) | {"source_id": s.id}
+                # documents as a list, as they arrive over the wire (a dump keeps the tuple)
+                "declarations": [_dump(s) | {"source_id": s.id,
+                                             "documents": [_dump(d) for d in s.documents]}
                                  for s in self.ix.sof_of[entity_id]]}
 
     def check_market_price(self, commodity: str) -> dict:
@@ -578,15 +585,37 @@ class Toolkit:
                 "ready_at_step": job.ready_at_step,
                 "ready_in_steps": max(0, job.ready_at_step - self.os.step)}
 
-    def retrieve_async_result(self, job_id: str) -> dict:
-        """Collect the result of a wire-trace job once it is ready. Polling before it is ready
-        is an async timeout (penalised) and the job stays pending.
+    def request_information(self, entity_id: EntityId, topic: InformationTopic) -> dict:
+        """Ask the relationship manager to obtain information from a customer on one topic
+        (a request for information). The customer's answer arrives asynchronously after a few
+        steps; keep working and collect it with retrieve_async_result. Answers are the
+        customer's own account: documents they send, or none.
 
         Args:
-            job_id: ID of the job returned by request_wire_trace (JOB-n).
+            entity_id: ID of the customer (ENT-...).
+            topic: One of source_of_funds, related_parties, device_use, identity, trade_terms,
+                authority.
 
         Returns:
-            The hops of the traced wire.
+            The job ID and the number of steps until the answer is ready.
+        """
+        job = self.os.pending_job_for(None, entity_id, topic)
+        if job is None:
+            job = self.os.open_job(None, self._eta_for(f"{entity_id}|{topic}"), entity_id, topic)
+        return {"job_id": job.job_id, "entity_id": entity_id, "topic": topic,
+                "ready_at_step": job.ready_at_step,
+                "ready_in_steps": max(0, job.ready_at_step - self.os.step)}
+
+    def retrieve_async_result(self, job_id: str) -> dict:
+        """Collect the result of an async job once it is ready: the hops of a wire trace, or
+        the customer's answer to a request for information. Polling before it is ready is an
+        async timeout (penalised) and the job stays pending.
+
+        Args:
+            job_id: ID of the job returned by request_wire_trace or request_information (JOB-n).
+
+        Returns:
+            The hops of the traced wire, or the answer with any documents sent.
         """
         job = self.os.jobs.get(job_id)
         if job is None:
@@ -595,10 +624,21 @@ class Toolkit:
             raise ToolInputError("not_ready", f"{job_id} is not ready; ready at step "
                                               f"{job.ready_at_step} (now {self.os.step})")
         job.retrieved = True
+        if job.transaction_id is None:
+            return self._answer(job_id, job.entity_id or "", job.topic or "")
         hops = self.ix.hops_of[job.transaction_id]
         return {"job_id": job_id, "transaction_id": job.transaction_id,
                 "hops": [_dump(h, exclude={"transaction_id"}) | {"hop_id": h.id}
                          for h in sorted(hops, key=lambda h: h.sequence)]}
+
+    def _answer(self, job_id: str, entity_id: str, topic: str) -> dict:
+        reply = self.ix.replies.get((entity_id, topic))
+        out = {"job_id": job_id, "entity": self._entity_brief(entity_id), "topic": topic}
+        if reply is None:
+            return out | {"statement": "The bank has no relationship manager for this party; "
+                                       "no information was obtained.", "documents": []}
+        return out | {"reply_id": reply.id, "statement": reply.statement,
+                      "documents": [_compact(_dump(d)) for d in reply.documents]}
 
     def search_compliance_manual(self, query: str) -> dict:
         """Search the compliance manual (BM25 ranking) and return the best sections with a
@@ -673,7 +713,8 @@ class Toolkit:
 # ---- declarations -> every interface ---------------------------------------------------------
 
 # `declare` checks that the toolkit's public methods are exactly the wire's TOOL_NAMES.
-_OS_TOOLS = ("write_to_case_file", "request_wire_trace", "retrieve_async_result",
+_OS_TOOLS = ("write_to_case_file", "request_wire_trace", "request_information",
+             "retrieve_async_result",
              "search_compliance_manual", "update_system_prompt")
 TOOLS: dict[str, ToolSpec] = declare(
     Toolkit, TOOL_NAMES,

@@ -34,7 +34,11 @@ PROBE_MARGIN = 0.3
 VERDICT_FREE_SEEDS = 120  # x 3 difficulties: 360 episodes per policy
 HEURISTIC_MIN_DEFAULT_MIX_RETURN = 0.5
 ORACLE_MIN_RETURN = 0.9
-HEURISTIC_MIN_ACCURACY = {"easy": 0.85, "hard": 0.75}
+# The world needs judgement: the heuristic, which seeks each anomaly's explanation, and the
+# oracle decide nearly every case; a checklist that files at the first anomaly does not.
+HEURISTIC_MIN_ACCURACY = 0.95
+ORACLE_MIN_ACCURACY = 0.95
+CHECKLIST_MAX_ACCURACY = 0.80
 PROBE_TRAIN_CASES = 150
 SEEDS = range(SPLITS["test"].start, SPLITS["test"].start + EPISODES_PER_DIFFICULTY)
 
@@ -72,17 +76,23 @@ def test_exploit_probe_scores_clearly_below_the_heuristic(probe, heuristic):
         assert h - p >= PROBE_MARGIN, (probe, difficulty, h, p)
 
 
+def _accuracy(results) -> float:
+    episodes = [r for rs in results.values() for r in rs]
+    return sum(r.correct for r in episodes) / len(episodes)
+
+
 def test_oracle_reaches_near_the_maximum_return():
     oracle = _returns("oracle")
     assert _mean(oracle) >= ORACLE_MIN_RETURN, _mean(oracle)
+    assert _accuracy(oracle) >= ORACLE_MIN_ACCURACY
     assert all(r.correct for rs in oracle.values() for r in rs)
     assert sum(r.page_faults for rs in oracle.values() for r in rs) == 0
 
 
 def test_heuristic_investigator_meets_accuracy_targets(heuristic):
     accuracy = {d: sum(r.correct for r in rs) / len(rs) for d, rs in heuristic.items()}
-    for difficulty, target in HEURISTIC_MIN_ACCURACY.items():
-        assert accuracy[difficulty] >= target, accuracy
+    assert _accuracy(heuristic) >= HEURISTIC_MIN_ACCURACY, accuracy
+    assert min(accuracy.values()) >= HEURISTIC_MIN_ACCURACY - 0.05, accuracy
     episodes = [r for rs in heuristic.values() for r in rs]
     assert sum(r.page_faults for r in episodes) / len(episodes) < 0.1  # it manages its memory
     assert not any(r.outcome == "timeout" for r in episodes)  # and its step budget
@@ -148,6 +158,10 @@ KIND_ORACLE_MIN_RETURN = 0.9
 # One test case per difficulty and kind (the hold-out variants included where the seed draws
 # them); the margin is the same 0.3 of return as above, per kind.
 KIND_CASES = tuple((SPLITS["test"].start + 500 + i, d) for i, d in enumerate(DIFFICULTIES))
+# Probes without judgement file a SAR on every anomaly, and every suspicious case shows one: on
+# a suspicious kind they are right, with evidence, by construction. They lose on the benign
+# kinds, where the anomalies are explained (and overall, above).
+JUDGEMENT_PROBES = ("first_failure_checklist", "anomaly_counter")
 
 
 @pytest.fixture(scope="module")
@@ -168,5 +182,16 @@ def test_every_kind_is_solved_by_the_heuristic_and_the_oracle_and_lost_by_every_
     assert statistics.mean(r.episode_return for r in oracle) >= KIND_ORACLE_MIN_RETURN, kind
     h_return = statistics.mean(r.episode_return for r in h)
     for probe in PROBES:
+        if probe in JUDGEMENT_PROBES and KINDS[kind].suspicious:
+            continue
         p_return = statistics.mean(r.episode_return for r in per_kind[(probe, kind)])
         assert h_return - p_return >= PROBE_MARGIN, (kind, probe, h_return, p_return)
+
+
+def test_a_first_failure_checklist_does_not_decide_the_world():
+    """Filing at the first cross-check whose views disagree, without seeking the explanation,
+    misreads the benign cases whose anomalies are explained (manual 1.7)."""
+    checklist = _returns("first_failure_checklist")
+    assert _accuracy(checklist) <= CHECKLIST_MAX_ACCURACY, _accuracy(checklist)
+    counter = _returns("anomaly_counter")
+    assert _accuracy(counter) <= CHECKLIST_MAX_ACCURACY, _accuracy(counter)

@@ -25,7 +25,7 @@ from memex.testing.json_keys import json_keys
 TRUTH_KEYS = set(GroundTruth.model_fields) - {"kind", "decision"}
 TRUTH_WORDS = sorted({*KINDS, *TYPOLOGIES, *(v for s in KINDS.values() for v in s.variants),
                       "ground truth", "ground_truth", "ubo_id", "red_flags",
-                      "justifying_sections"})
+                      "justifying_sections", "dispositions", "explanation_ids", "explained_rfi"})
 OUTCOMES = {"TP", "TN", "FP", "FN"}
 
 
@@ -81,6 +81,8 @@ class Prober:
                 "query_beneficial_ownership": {"entity_id": ref["entity_id"]},
                 "verify_customs_invoice": {"invoice_id": ref["invoice_id"]},
                 "request_wire_trace": {"transaction_id": ref["transaction_id"]},
+                "request_information": {"entity_id": ref["entity_id"], "topic": rng.choice(
+                    ["identity", "source_of_funds", "weather"])},
                 "check_watchlist": {"name": rng.choice(["Trading", "a", "Zed Co", "   "])},
                 "check_market_price": {"commodity": rng.choice(["cocoa beans", "gold", ""])},
                 "write_to_case_file": {"note": f"see {ref['entity_id']}"},

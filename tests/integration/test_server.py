@@ -172,7 +172,7 @@ def test_session_limit_and_idle_timeout_are_configurable():
 
 def test_schema_is_complete(memex_server):
     schema = httpx.get(memex_server.url + "/schema", timeout=30).json()
-    assert len(schema["action"]["tools"]) == 18
+    assert len(schema["action"]["tools"]) == 19
     assert "context" in schema["observation"]["properties"]
     assert "page_faults" in schema["state"]["properties"]
 

@@ -12,7 +12,9 @@ def test_1mdb_demo_with_the_heuristic_writes_a_trace_and_a_summary(tmp_path):
     assert trace.header["case"] == "1mdb" and trace.header["policy"] == "heuristic"
     assert trace.footer is not None and trace.footer["truth"]["variant"] == "1mdb"
     actions = [s["action"]["tool"] for s in trace.steps[1:]]
-    assert actions[-1] in ("file_sar", "close_alert")
+    # The heuristic weighs its way to the SAR: the subscription agreement far short of the
+    # inflows (the customer stalls when asked) and the round trip back to the state fund.
+    assert actions[-1] == "file_sar" and trace.footer["outcome"] == "TP"
     summary = (tmp_path / "1mdb-heuristic.md").read_text()
     assert "Crimson Harbor Pictures LLC" in summary  # the alert's subject, by name
     for heading in ("## The investigation", "## The decision", "## Score",

@@ -52,7 +52,7 @@ def start(env, kind="layering", difficulty="easy", seed=11, **kw):
 def test_tools_are_declared_once_and_every_interface_derives_from_them():
     public = {n for n, _ in inspect.getmembers(Toolkit, inspect.isfunction)
               if not n.startswith("_")}
-    assert public == set(TOOL_NAMES) == set(TOOLS) and len(TOOLS) == 18
+    assert public == set(TOOL_NAMES) == set(TOOLS) and len(TOOLS) == 19
     schema = TestClient(create_memex_app(frontend_dir=None)).get("/schema").json()["action"]
     assert [t["name"] for t in schema["tools"]] == list(TOOL_NAMES)
     assert schema["properties"]["tool"]["enum"] == list(TOOL_NAMES)

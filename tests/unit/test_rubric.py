@@ -173,8 +173,7 @@ def test_a_close_reason_scores_only_when_it_cites_the_explanation():
 
 def test_the_explanation_falls_back_to_a_benign_cases_deciding_views():
     case = _case("fair_trade")
-    listed = tuple(getattr(case.truth, "explanation_ids", ()) or ())
-    expected = set(listed or chain.from_iterable(case.truth.decisive_evidence))
+    expected = set(case.truth.explanation_ids or chain.from_iterable(case.truth.decisive_evidence))
     assert explanation_ids(case.truth) == expected and expected
 
 

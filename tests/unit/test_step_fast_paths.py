@@ -109,6 +109,8 @@ def _plain_profile(toolkit, entity_id):
     """`get_customer_profile` as it was written before it was made fast."""
     e = toolkit.ix.entities[entity_id]
     profile = _plain_compact(e.model_dump(exclude={"id"}))
+    if e.household:
+        profile["household"] = [toolkit._entity_brief(m) for m in e.household]
     profile["entity_id"] = e.id
     profile["directors"] = [toolkit._entity_brief(d) for d in e.directors]
     profile["accounts"] = [{"account_id": a.id, "bank": a.bank, "country": a.country,

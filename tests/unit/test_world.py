@@ -130,6 +130,7 @@ def test_different_seeds_give_different_cases():
 
 def test_ids_are_random_and_name_only_the_record_type():
     record_types = {"CASE", "ALR", "ENT", "ACC", "TXN", "OWN", "WL", "LOG", "INV", "CUS", "BOL",
+                    "RFI",
                     "MKT", "SOF", "DOC", "HOP"}
     for kind in ALL_KINDS:
         for ident in generate(5, "hard", kind).public.all_ids():
@@ -305,9 +306,10 @@ def _mean(xs):
 
 def test_benign_and_suspicious_alerts_share_one_surface_per_rule():
     """The alert's own numbers and wording are drawn from one sampler per rule: their means
-    by class stay close (the leak audit measures the whole distribution)."""
+    by class stay close (the leak audit measures the whole distribution). A rule fires in about
+    one case in nine, so the sample is large enough for each class's mean."""
     stats: dict[tuple[str, bool], list[tuple[float, float, float]]] = {}
-    for seed in range(1_200):  # both classes alike, whatever the default mix
+    for seed in range(2_400):  # both classes alike, whatever the default mix
         case = generate(seed, "medium", benign_share=0.5)
         a = case.public.alert
         by_id = {t.id: t for t in case.public.transactions}
@@ -330,18 +332,30 @@ def test_mispriced_invoices_sit_beyond_the_manual_tolerance_and_fair_ones_inside
                 flag = case.truth.flag("OVER_INVOICING" if over else "UNDER_INVOICING")
                 band = next(m for m in case.public.market_prices if m.id in flag.carrier_ids)
                 docs = [d for d in case.public.trade_documents if d.id in flag.carrier_ids]
+                freight = {x.shipment_ref: x.freight_usd or 0.0
+                           for x in case.public.trade_documents if x.kind == "bill_of_lading"}
                 for d in docs:
-                    ratio = (d.unit_price_usd / band.high_usd if over
-                             else band.low_usd / d.unit_price_usd)
-                    lo, hi = KNOBS[difficulty].price_multiple
-                    assert ratio > 1 + PRICE_DEVIATION_TOLERANCE and lo * 0.97 <= ratio <= hi * 1.03
+                    net = d.unit_price_usd - freight[d.shipment_ref] / d.quantity
+                    ratio = (net / band.high_usd if over else band.low_usd / net)
+                    _, hi = KNOBS[difficulty].price_multiple
+                    assert ratio > 1 + PRICE_DEVIATION_TOLERANCE and ratio <= hi * 1.03
             case = generate(seed, difficulty, "fair_trade", variant="priced_in_band")
             mkt = {m.commodity: m for m in case.public.market_prices}
-            for d in case.public.trade_documents:
-                if d.kind == "invoice" and d.id in case.public.alert.transaction_ids + tuple(
-                        t.reference for t in case.public.transactions if t.reference):
-                    band = mkt[d.commodity]
-                    assert band.low_usd * 0.75 <= d.unit_price_usd <= band.high_usd * 1.25
+            mode = case.truth.dispositions["price"]
+            docs = {x.id: x for x in case.public.trade_documents}
+            freight = {x.shipment_ref: x.freight_usd for x in docs.values()
+                       if x.kind == "bill_of_lading"}
+            for t in case.public.alert.transaction_ids:
+                ref = next(x.reference for x in case.public.transactions if x.id == t)
+                d = docs[ref]
+                band = mkt[d.commodity]
+                inside = band.low_usd / 1.05 <= d.unit_price_usd <= band.high_usd * 1.05
+                assert inside == (mode == "clear")
+                if mode != "unexplained":  # CIF: net of freight, inside the FOB band
+                    assert (d.price_basis == "CIF") == (mode != "clear")
+                    if mode == "explained":
+                        net = d.unit_price_usd - freight[d.shipment_ref] / d.quantity
+                        assert band.low_usd <= net <= band.high_usd * 1.001
 
 
 def test_harder_cases_trace_further_and_own_through_more_layers():
@@ -427,11 +441,14 @@ def _owners(case: Case, company_id: str):
     return [(people[o.owner_id], o) for o in case.public.ownership if o.company_id == company_id]
 
 
-def _confirmed_share(case: Case, company_id: str) -> float:
-    listed = {(w.name, w.date_of_birth) for w in case.public.watchlist if w.list == "sanctions"}
+def _confirmed_share(case: Case, company_id: str, identifiers: bool = True) -> float:
+    """What the listed owners hold: listed by name and date of birth (and, with `identifiers`,
+    ID number: a namesake cleared by identifiers does not count)."""
+    listed = {(w.name, w.date_of_birth, w.id_number if identifiers else None)
+              for w in case.public.watchlist if w.list == "sanctions"}
     return sum(link.percent for owner, link in _owners(case, company_id)
-               if (owner.name, owner.date_of_birth) in listed
-               and owner.id != case.public.alert.subject_id)
+               if (owner.name, owner.date_of_birth, owner.id_number if identifiers else None)
+               in listed and owner.id != case.public.alert.subject_id)
 
 
 def test_blocked_ownership_adds_up_to_fifty_percent_only_in_the_typology():
@@ -453,7 +470,13 @@ def test_blocked_ownership_adds_up_to_fifty_percent_only_in_the_typology():
             listed = sum(w.name in {o.name for o, _ in _owners(case, partner.id)}
                          for w in case.public.watchlist if w.list == "sanctions")
             assert listed >= 2  # both classes list two owners; only the sum tells
-            assert (_confirmed_share(case, partner.id) >= FIFTY) == case.truth.suspicious
+            mode = case.truth.dispositions["aggregate_ownership"]
+            assert (_confirmed_share(case, partner.id) >= FIFTY) == (mode == "unexplained")
+            # explained: listed by date of birth at 50 percent or more, cleared by an ID number
+            assert (_confirmed_share(case, partner.id, identifiers=False) >= FIFTY) == (
+                mode in ("unexplained", "explained"))
+            if kind == "sanctions_evasion":
+                assert mode == "unexplained"
 
 
 def test_power_of_attorney_names_the_payee_only_when_the_payments_are_authorised():
@@ -473,4 +496,14 @@ def test_power_of_attorney_names_the_payee_only_when_the_payments_are_authorised
             agents = {d.counterparty for s in case.public.source_of_funds for d in s.documents
                       if d.kind == "durable power of attorney"}
             assert len(payees) == 1 and len(agents) == 1
-            assert (names[payees.pop()] in agents) != case.truth.suspicious
+            payee = names[payees.pop()]
+            successors = {d.counterparty for s in case.public.source_of_funds
+                          for d in s.documents if d.kind == "successor attorney appointment"}
+            sent = {d.counterparty for r in case.public.information_replies
+                    for d in r.documents if d.kind == "successor attorney appointment"}
+            mode = case.truth.dispositions["authority"]
+            assert (payee in agents) == (mode == "clear")
+            assert (payee in successors) == (mode == "explained")
+            assert (payee in sent) == (mode == "explained_rfi")
+            if case.truth.suspicious:
+                assert mode == "unexplained"

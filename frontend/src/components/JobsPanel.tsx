@@ -19,7 +19,7 @@ export function JobsPanel({ jobs, step, events, freshJobs }: { jobs: JobView[]; 
                 data-testid="job" data-status={job.status} data-eta={stepsLeft}>
                 <div className="job-head">
                   <strong>{job.job_id}</strong>
-                  <code className="id-chip">{job.transaction_id}</code>
+                  <code className="id-chip">{job.transaction_id ?? `${job.entity_id} · ${job.topic}`}</code>
                   <span className="spacer" />
                   <span className={`status ${job.status}`}>
                     {job.status === "pending" ? `ETA ${stepsLeft} step${stepsLeft === 1 ? "" : "s"}` : job.status}

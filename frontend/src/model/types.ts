@@ -38,7 +38,11 @@ export type JobStatus = "pending" | "ready" | "retrieved";
 
 export interface JobView {
   job_id: string;
-  transaction_id: string;
+  /** A wire trace's transaction; null for a request for information. */
+  transaction_id: string | null;
+  /** A request for information's customer and topic. */
+  entity_id?: string | null;
+  topic?: string | null;
   requested_step: number;
   ready_at_step: number;
   status: JobStatus;
