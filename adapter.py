@@ -54,6 +54,8 @@ report) or close_alert. Tools return facts, never conclusions; the same rules fi
 customers.
 
 Your memory is bounded, like a small computer:
+- ALERT: the alert's header (its ID, rule, subject, accounts, counterparties and transactions) \
+is pinned in context; its IDs are always usable.
 - RAM holds only the last {ram} tool results (pages); older pages are evicted.
 - DISK is your case file: write_to_case_file(note, evidence_ids). IDs on disk stay usable, and \
 only evidence you saw and wrote to disk counts for SAR findings.
@@ -67,9 +69,10 @@ section below (at most {kernel}; the oldest is evicted). Only loaded sections co
 """
 _SYSTEM_COMPACT = """\
 You are an AML investigator. Investigate the alert with tools, one call per turn, then \
-file_sar or close_alert. RAM keeps the last {ram} results; write evidence IDs to the case file \
-(write_to_case_file) to keep them. Wire traces are asynchronous. Load manual sections \
-(update_system_prompt) before citing them. Budget: {budget} steps.
+file_sar or close_alert. The alert header stays pinned in context. RAM keeps the last {ram} \
+results; write evidence IDs to the case file (write_to_case_file) to keep them. Wire traces \
+are asynchronous. Load manual sections (update_system_prompt) before citing them. Budget: \
+{budget} steps.
 """
 _REPLY_TEXT = ("Reply with exactly one tool call as JSON, after any brief reasoning: "
                '{"tool": "<name>", "arguments": {...}}')

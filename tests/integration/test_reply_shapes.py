@@ -17,7 +17,6 @@ from hypothesis import strategies as st
 
 from memex import inference
 from memex.envkit import llm_options
-from memex.registry import get_adapter
 from memex.envkit.declarations import MAX_ARG_CHARS
 from memex.envkit.errors import PolicyFailure
 from memex.envkit.llm_options import EndpointError, LLMOptions, check_endpoint, prepare_endpoint
@@ -25,6 +24,7 @@ from memex.envkit.replies import NotACompletion, read_call, read_completion
 from memex.envkit.servers import serve_app
 from memex.evaluation import harness
 from memex.inference import LLMPolicy, OpenAIBackend, Warnings
+from memex.registry import get_adapter
 from memex.server.tools import TOOL_NAMES
 from memex.testing.heuristic_openai_server import MODEL_NAME as DOUBLE
 from memex.testing.heuristic_openai_server import create_double_app
