@@ -24,7 +24,8 @@ from memex.graders.training import OsCounts, os_discipline, quality
 from memex.models import MemexAction
 from memex.scenarios import DIFFICULTIES, KINDS, SPLITS, CaseSpec, build
 from memex.scenarios.cases import FIXED_CASES, resolved
-from memex.scenarios.ids import ID_PATTERN
+from memex.scenarios.ids import ID_PATTERN, record_type
+from memex.scenarios.manual import SECTIONS
 from memex.server.tools import TOOLS, prompt_tool_list
 
 # The AML policies by name: baselines, exploit probes, the heuristic and the oracle.
@@ -168,6 +169,28 @@ class MemexAdapter(EnvAdapter):
         return (f"{head}\n<observation episode=\"{key}\">{payload}</observation>\n"
                 "Reply with your next tool call.")
 
+    # -- constrained decoding --
+    def closed_sets(self, obs: Any) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+        """What a call may name in this state, from `context` alone: the IDs the agent can see
+        (the pinned alert header, RAM pages, disk notes) by record type; subjects and evidence
+        among them; cited sections among those loaded in the kernel; a section to load from
+        the manual; a job from the job table (not yet retrieved). Typologies and red-flag codes
+        are closed by their declarations."""
+        ctx = obs.context
+        visible = set(_header_ids(ctx.alert)) if ctx.alert is not None else set()
+        for page in ctx.ram:
+            visible.update(page.ids)
+        for note in ctx.disk:
+            visible.update(note.ids)
+        ids: dict[str, list[str]] = {}
+        for i in sorted(visible):
+            ids.setdefault(record_type(i) or "", []).append(i)
+        closed = {"subjects": ids.get("entity", []), "evidence_ids": sorted(visible),
+                  "cited_sections": [s.section_id for s in ctx.kernel],
+                  "section_id": list(SECTIONS),
+                  "job_id": [j.job_id for j in ctx.jobs if j.status != "retrieved"]}
+        return ids, closed
+
     # -- replies --
     def make_action(self, name: str, arguments: dict[str, Any]) -> Any:
         return MemexAction(tool=name, arguments=arguments)
@@ -262,6 +285,14 @@ class MemexAdapter(EnvAdapter):
 
     def timeout_return(self, case: Any) -> float:
         return timeout_score(case.truth).total
+
+
+def _header_ids(header: Any) -> list[str]:
+    ids = [header.alert_id, header.subject.entity_id, *header.subject.account_ids,
+           *header.transaction_ids, *header.related_ids]
+    for party in header.counterparties:
+        ids += [party.entity_id, *party.account_ids]
+    return ids
 
 
 ADAPTER = MemexAdapter()

@@ -27,7 +27,9 @@ An adapter says, in one place per concept:
   `summary_metrics` (measure, label) columns, `metrics_note`, `success_label`;
 - LLM prompts: `messages(obs, key)` — the one observation -> prompt renderer — and
   `tool_schemas()`, which like `validate_call` comes from `tool_specs` (name -> the declared
-  `ToolSpec`s of `envkit.declarations`); LLM replies: `parse(text)` /
+  `ToolSpec`s of `envkit.declarations`); constrained decoding: `closed_sets(obs)` (the IDs and
+  values a call may name in that state), from which `call_schema(obs)` and `call_grammar(obs)`
+  derive (`envkit.grammar`); LLM replies: `parse(text)` /
   `parse_call(name, args)` -> `ParsedAction` (strict: a call names a declared tool),
   `action_call(action)`, `action_text(action)`;
 - training: `reward_components(episode)` ("quality", "os"), `timeout_return(case)`.
@@ -68,6 +70,7 @@ from memex.envkit.episodes import (
     play,
 )
 from memex.envkit.errors import validation_message
+from memex.envkit.grammar import Limits, call_grammar, call_schema
 from memex.envkit.replies import ParsedAction, read_call
 from memex.envkit.targets import resolve
 from memex.envkit.traces import Trace
@@ -225,6 +228,24 @@ class EnvAdapter(ABC):
     def tool_schemas(self) -> list[dict[str, Any]]:
         """Tools in OpenAI function-calling format."""
         return [spec.openai_tool() for spec in self.tool_specs.values()]
+
+    def closed_sets(self, obs: Any) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+        """The closed sets of a state, for constrained decoding (`envkit.grammar`): record type
+        -> the IDs the agent can see (they close `Ref` parameters), and field name -> allowed
+        values. The base class closes nothing beyond the declarations."""
+        return {}, {}
+
+    def call_schema(self, obs: Any, limits: Limits = Limits()) -> dict[str, Any]:
+        """The JSON schema of a valid reply in the state `obs` (`envkit.grammar.call_schema`):
+        what an OpenAI-compatible endpoint takes as `response_format`."""
+        return call_schema(self.tool_specs, *self.closed_sets(obs), limits)
+
+    def call_grammar(self, obs: Any, *, name_tokens: Mapping[str, list[int]] | None = None,
+                     limits: Limits = Limits()) -> str:
+        """The llguidance grammar of what follows `CALL_PREFIX` in a valid reply in the state
+        `obs` (`envkit.grammar.call_grammar`)."""
+        return call_grammar(self.tool_specs, *self.closed_sets(obs), name_tokens=name_tokens,
+                            limits=limits)
 
     def validate_call(self, name: str, arguments: dict[str, Any]) -> str | None:
         """None if `name(**arguments)` is a well-formed call, else why not."""
