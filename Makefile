@@ -13,7 +13,7 @@ PORT ?= 7860
 # Every dependency, transitive ones included, is pinned by constraints.txt (see `make lock`).
 CONSTRAINTS := -c constraints.txt
 
-.PHONY: run test test-fast lint bench soak lock run-committee committee-baselines baselines clean \
+.PHONY: run test test-fast lint bench soak lock lock-gpu run-committee committee-baselines baselines clean \
 	adversary-split adversary-report learn curriculum selfplay
 
 # ---- Python -------------------------------------------------------------------------------
@@ -143,6 +143,13 @@ committee-baselines: $(VENV)/.all
 lock: $(VENV)/.all
 	$(PIP) freeze --exclude-editable | grep -v -i -E '^(agent-os-runtime|memex)[ =@]' \
 		> constraints.txt
+
+# Resolve the GPU extra (requirements-gpu.in) into requirements-gpu.lock for Linux x86_64,
+# CPython 3.11 (PyPI metadata only; no wheel is downloaded).
+lock-gpu: $(VENV)/.all
+	$(VENV)/bin/uv pip compile requirements-gpu.in $(GPU_TARGET) \
+		--custom-compile-command "make lock-gpu" -o requirements-gpu.lock
+GPU_TARGET := --python-version 3.11 --python-platform x86_64-manylinux_2_28
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache frontend/dist frontend/node_modules \

@@ -28,8 +28,8 @@ An adapter says, in one place per concept:
 - LLM prompts: `messages(obs, key)` — the one observation -> prompt renderer — and
   `tool_schemas()`, which like `validate_call` comes from `tool_specs` (name -> the declared
   `ToolSpec`s of `envkit.declarations`); constrained decoding: `closed_sets(obs)` (the IDs and
-  values a call may name in that state), from which `call_schema(obs)` and `call_grammar(obs)`
-  derive (`envkit.grammar`); LLM replies: `parse(text)` /
+  values a call may name in that state), from which `state_grammar(obs)` derives the
+  call's schema and grammar (`envkit.grammar`); LLM replies: `parse(text)` /
   `parse_call(name, args)` -> `ParsedAction` (strict: a call names a declared tool),
   `action_call(action)`, `action_text(action)`;
 - training: `reward_components(episode)` ("quality", "os"), `timeout_return(case)`.
@@ -70,7 +70,7 @@ from memex.envkit.episodes import (
     play,
 )
 from memex.envkit.errors import validation_message
-from memex.envkit.grammar import Limits, call_grammar, call_schema
+from memex.envkit.grammar import StateGrammar
 from memex.envkit.replies import ParsedAction, read_call
 from memex.envkit.targets import resolve
 from memex.envkit.traces import Trace
@@ -235,17 +235,11 @@ class EnvAdapter(ABC):
         values. The base class closes nothing beyond the declarations."""
         return {}, {}
 
-    def call_schema(self, obs: Any, limits: Limits = Limits()) -> dict[str, Any]:
-        """The JSON schema of a valid reply in the state `obs` (`envkit.grammar.call_schema`):
-        what an OpenAI-compatible endpoint takes as `response_format`."""
-        return call_schema(self.tool_specs, *self.closed_sets(obs), limits)
-
-    def call_grammar(self, obs: Any, *, name_tokens: Mapping[str, list[int]] | None = None,
-                     limits: Limits = Limits()) -> str:
-        """The llguidance grammar of what follows `CALL_PREFIX` in a valid reply in the state
-        `obs` (`envkit.grammar.call_grammar`)."""
-        return call_grammar(self.tool_specs, *self.closed_sets(obs), name_tokens=name_tokens,
-                            limits=limits)
+    def state_grammar(self, obs: Any) -> StateGrammar:
+        """The grammar of a valid reply in the state `obs` (`envkit.grammar`): the JSON schema
+        an OpenAI-compatible endpoint takes as `response_format`, or the llguidance grammar a
+        local model decodes under."""
+        return StateGrammar(self.tool_specs, *self.closed_sets(obs))
 
     def validate_call(self, name: str, arguments: dict[str, Any]) -> str | None:
         """None if `name(**arguments)` is a well-formed call, else why not."""

@@ -206,3 +206,32 @@ def canonical_call(specs: Mapping[str, ToolSpec], tool: str, arguments: Mapping[
     body = json.dumps(args.model_dump(mode="json", exclude_unset=True), separators=(", ", ": "),
                       ensure_ascii=False)
     return f'{CALL_PREFIX}{tool}", "arguments": {body}}}'
+
+
+# Bounds for generation: enough for a note, a reason or a narrative of a few sentences and a
+# SAR's lists; a small model given the declared 2,000 characters fills them.
+GENERATION_LIMITS = Limits(text_chars=160, list_items=6)
+
+
+@dataclass(frozen=True)
+class StateGrammar:
+    """The grammar of one state: the declarations and the state's closed sets
+    (`EnvAdapter.state_grammar(obs)`), in either form."""
+
+    specs: Mapping[str, ToolSpec]
+    ids: Mapping[str, Sequence[str]]
+    closed: Mapping[str, Sequence[str]]
+
+    def schema(self, limits: Limits = Limits()) -> dict[str, Any]:
+        return call_schema(self.specs, self.ids, self.closed, limits)
+
+    def lark(self, *, name_tokens: Mapping[str, Sequence[int]] | None = None,
+             limits: Limits = Limits()) -> str:
+        return call_grammar(self.specs, self.ids, self.closed, name_tokens=name_tokens,
+                            limits=limits)
+
+    def response_format(self, limits: Limits = GENERATION_LIMITS) -> dict[str, Any]:
+        """The OpenAI `response_format` of a guided-JSON request (vLLM and compatible servers
+        enforce it)."""
+        return {"type": "json_schema",
+                "json_schema": {"name": "tool_call", "schema": self.schema(limits)}}

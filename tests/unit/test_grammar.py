@@ -32,12 +32,12 @@ def named_ids(tool: str, arguments: dict) -> set[str]:
 
 def accepts(obs, tool: str, arguments: dict, **options) -> bool:
     reply = canonical_call(TOOLS, tool, arguments)
-    return DECODER.accepts(ADAPTER.call_grammar(obs, **options), reply[len(CALL_PREFIX):])
+    return DECODER.accepts(ADAPTER.state_grammar(obs).lark(**options), reply[len(CALL_PREFIX):])
 
 
 def raw_accepts(obs, reply: str) -> bool:
     assert reply.startswith(CALL_PREFIX)
-    return DECODER.accepts(ADAPTER.call_grammar(obs), reply[len(CALL_PREFIX):])
+    return DECODER.accepts(ADAPTER.state_grammar(obs).lark(), reply[len(CALL_PREFIX):])
 
 
 EPISODES = [("trade_based", "easy", 1), ("structuring", "medium", 2), ("layering", "hard", 3),
@@ -123,7 +123,7 @@ def test_limits_bound_free_text_and_tool_names_can_be_whole_tokens():
     # With name tokens, the name must be exactly those tokens (here: one byte token per byte
     # would be the free form; a single made-up token id stands for the whole name).
     names = {name: [ord(name[0])] for name in TOOLS}
-    grammar = ADAPTER.call_grammar(obs, name_tokens=names)
+    grammar = ADAPTER.state_grammar(obs).lark(name_tokens=names)
     assert "<[" in grammar and DECODER.accepts(grammar, 'r", "arguments": {}}')
     assert not DECODER.accepts(grammar, 'review_alert", "arguments": {}}')
 
