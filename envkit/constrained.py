@@ -125,3 +125,35 @@ class GrammarLogitsProcessor:
                 mask[row, :allowed.shape[0]] = allowed[:scores.shape[-1]]
         self.mask_s += time.perf_counter() - t0
         return scores.masked_fill(~torch.from_numpy(mask).to(scores.device), float("-inf"))
+
+
+def generate(model: Any, decoder: Decoder, prompts: list[list[int]], grammars: list[str], *,
+             temperature: float, max_new_tokens: int, pad_token_id: int) -> list[list[int]]:
+    """One sampled completion per prompt (token ids, left-padded into one batch), each under
+    its grammar; each cut after its end-of-sequence token. The model is put in eval mode for
+    the call and back as it was."""
+    import torch  # the train extra's
+
+    matchers = [decoder.matcher(g) for g in grammars]
+    width = max(map(len, prompts))
+    device = next(model.parameters()).device
+    input_ids = torch.tensor([[pad_token_id] * (width - len(p)) + p for p in prompts],
+                             device=device)
+    attention = torch.tensor([[0] * (width - len(p)) + [1] * len(p) for p in prompts],
+                             device=device)
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            out = model.generate(input_ids=input_ids, attention_mask=attention,
+                                 logits_processor=[GrammarLogitsProcessor(decoder, matchers)],
+                                 do_sample=temperature > 0, temperature=temperature or None,
+                                 top_p=None, top_k=None, max_new_tokens=max_new_tokens,
+                                 pad_token_id=pad_token_id)
+    finally:
+        model.train(was_training)
+    completions = []
+    for row in out[:, width:].tolist():
+        eos = decoder.eos_token_id
+        completions.append(row[:row.index(eos) + 1] if eos in row else row)
+    return completions
