@@ -11,6 +11,8 @@ from memex.adapter import ADAPTER
 from memex.envkit.constrained import byte_decoder
 from memex.envkit.episodes import EpisodeSpec, LocalSession
 from memex.envkit.grammar import CALL_PREFIX, GrammarError, Limits, call_grammar, canonical_call
+from memex.envkit.replies import Reply
+from memex.inference import LLMPolicy
 from memex.models import MemexAction
 from memex.policies.heuristic import Heuristic
 from memex.server.environment import MemexEnvironment
@@ -131,3 +133,28 @@ def test_limits_bound_free_text_and_tool_names_can_be_whole_tokens():
 def test_a_state_with_no_callable_tool_is_a_typed_error():
     with pytest.raises(GrammarError):
         call_grammar({"get_customer_profile": TOOLS["get_customer_profile"]}, {}, {})
+
+
+def test_a_constrained_llm_policy_sends_each_states_grammar():
+    class Recorder:
+        label = "recorder"
+
+        def __init__(self):
+            self.grammars = []
+
+        def complete(self, messages, tools=None, grammar=None):
+            self.grammars.append(grammar)
+            return Reply(CALL_PREFIX + 'review_alert", "arguments": {}}')
+
+    env, obs = _start()
+    backend = Recorder()
+    policy = LLMPolicy(ADAPTER, backend, tool_mode="text", constrained=True)
+    policy.reset(obs)
+    assert policy.act(obs).tool == "review_alert"
+    (grammar,) = backend.grammars
+    assert grammar.closed == ADAPTER.closed_sets(obs)[1]
+    schema = grammar.response_format()["json_schema"]["schema"]
+    assert {b["properties"]["tool"]["const"] for b in schema["anyOf"]} == \
+        set(TOOLS) - {"retrieve_async_result"}  # no job yet
+    with pytest.raises(ValueError):
+        LLMPolicy(ADAPTER, backend, tool_mode="native", constrained=True)
