@@ -23,9 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from memex.adapter import ADAPTER
+from memex.envkit.constrained import Decoder, generate
 from memex.envkit.episodes import EpisodeSpec, LocalSession
-from memex.envkit.grammar import GENERATION_LIMITS
-from memex.inference import LocalBackend
+from memex.envkit.grammar import CALL_PREFIX, GENERATION_LIMITS
+from memex.inference import load_local_model
 from memex.policies.heuristic import Heuristic
 from memex.server.environment import MemexEnvironment
 
@@ -63,8 +64,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--states", type=int, default=60)
     p.add_argument("--seed", type=int, default=900)
     p.add_argument("--temperature", type=float, default=1.0)
-    p.add_argument("--max-tokens", type=int, default=256)
-    p.add_argument("--prompt-chars", type=int, default=3000,
+    p.add_argument("--max-tokens", type=int, default=320)
+    p.add_argument("--batch", type=int, default=12, help="states decoded together")
+    p.add_argument("--prompt-chars", type=int, default=800,
                    help="observation characters in the prompt (oldest pages elided first)")
     p.add_argument("--out", default=None, help="write the summary JSON here")
     args = p.parse_args(argv)
@@ -72,36 +74,49 @@ def main(argv: list[str] | None = None) -> int:
     import torch
 
     torch.manual_seed(args.seed)
-    backend = LocalBackend(args.model, temperature=args.temperature, max_tokens=args.max_tokens)
-    compile_s, decode_s, mask_s, tokens = [], [], [], []
+    model, tokenizer = load_local_model(args.model)
+    decoder = Decoder.from_hf(tokenizer)  # once (about a second), outside the timings
+    names = decoder.name_tokens(ADAPTER.tool_specs)
+    prefix = tokenizer.encode(CALL_PREFIX, add_special_tokens=False)
+    compile_s, decode_s, tokens, prompt_tokens = [], [], [], []
     answers: Counter[str] = Counter()
     tools: Counter[str] = Counter()
     valid = 0
     picked = states(args.states, args.seed)
-    decoder = backend.decoder()  # once (about a second), outside the timings
-    for spec, before, obs in picked:
-        grammar = ADAPTER.state_grammar(obs)
+    for start in range(0, len(picked), args.batch):
+        batch = picked[start:start + args.batch]
+        prompts, grammars = [], []
+        for spec, _, obs in batch:
+            t0 = time.perf_counter()
+            lark = ADAPTER.state_grammar(obs).lark(name_tokens=names, limits=GENERATION_LIMITS)
+            decoder.matcher(lark)
+            compile_s.append(time.perf_counter() - t0)
+            grammars.append(lark)
+            messages = ADAPTER.messages(obs, spec.key, tool_list=True, compact=True,
+                                        max_chars=args.prompt_chars)
+            ids = list(tokenizer.apply_chat_template(messages, add_generation_prompt=True,
+                                                     tokenize=True, return_dict=False))
+            prompts.append(ids + prefix)
+            prompt_tokens.append(len(prompts[-1]))
         t0 = time.perf_counter()
-        lark = grammar.lark(name_tokens=decoder.name_tokens(grammar.specs),
-                            limits=GENERATION_LIMITS)
-        decoder.matcher(lark)
-        compile_s.append(time.perf_counter() - t0)
-        messages = ADAPTER.messages(obs, spec.key, tool_list=True, compact=True,
-                                    max_chars=args.prompt_chars)
-        t0 = time.perf_counter()
-        reply = backend.complete(messages, grammar=grammar)
-        decode_s.append(time.perf_counter() - t0)
-        mask_s.append(backend.last_processor.mask_s)
-        tokens.append(len(backend.tokenizer.encode(reply.text, add_special_tokens=False)))
-        parsed = ADAPTER.parse(reply.text)
-        if parsed.status != "ok":
-            answers[f"unparsed: {parsed.verdict}"] += 1
-            continue
-        tools[parsed.action.tool] += 1
-        obs_after = replay(spec, before, parsed.action)
-        code = obs_after.error.code if obs_after.error is not None else "ok"
-        answers[code] += 1
-        valid += code not in INVALID
+        completions = generate(model, decoder, prompts, grammars, temperature=args.temperature,
+                               max_new_tokens=args.max_tokens,
+                               pad_token_id=tokenizer.pad_token_id)
+        decode_s.append((time.perf_counter() - t0) / len(batch))
+        for (spec, before, _), completion in zip(batch, completions, strict=True):
+            tokens.append(len(completion))
+            reply = CALL_PREFIX + tokenizer.decode(completion, skip_special_tokens=True)
+            parsed = ADAPTER.parse(reply)
+            if parsed.status != "ok":
+                answers[f"unparsed: {parsed.verdict}"] += 1
+                continue
+            tools[parsed.action.tool] += 1
+            obs_after = replay(spec, before, parsed.action)
+            code = obs_after.error.code if obs_after.error is not None else "ok"
+            answers[code] += 1
+            valid += code not in INVALID
+        print(f"{start + len(batch)}/{len(picked)} states: {valid} valid", file=sys.stderr,
+              flush=True)
 
     def ms(xs: list[float]) -> dict[str, float]:
         return {"median_ms": round(1000 * statistics.median(xs), 1),
@@ -110,8 +125,11 @@ def main(argv: list[str] | None = None) -> int:
     summary = {"model": args.model, "states": len(picked), "temperature": args.temperature,
                "valid_calls": valid, "valid_rate": round(valid / len(picked), 4),
                "answers": dict(answers), "tools": dict(tools),
-               "compile": ms(compile_s), "decode": ms(decode_s), "mask": ms(mask_s),
-               "reply_tokens_median": statistics.median(tokens),
+               "grammar_compile_per_state": ms(compile_s),
+               "decode_per_state_in_batches": ms(decode_s), "batch": args.batch,
+               "reply_tokens": {"median": statistics.median(tokens), "max": max(tokens)},
+               "prompt_tokens_median": statistics.median(prompt_tokens),
+               "max_new_tokens": args.max_tokens,
                "limits": {"text_chars": GENERATION_LIMITS.text_chars,
                           "list_items": GENERATION_LIMITS.list_items}}
     print(json.dumps(summary, indent=2))
