@@ -13,11 +13,13 @@ reset contract, `scenarios.CaseSpec`.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from memex.client import MemexEnv
 from memex.envkit.adapter import EnvAdapter
 from memex.envkit.episodes import Episode, EpisodeSpec
+from memex.envkit.grammar import Rule
 from memex.envkit.targets import Targets
 from memex.graders.terminal import timeout_score
 from memex.graders.training import OsCounts, os_discipline, quality
@@ -185,10 +187,21 @@ class MemexAdapter(EnvAdapter):
         ids: dict[str, list[str]] = {}
         for i in sorted(visible):
             ids.setdefault(record_type(i) or "", []).append(i)
+        note = _note_pattern(sorted(visible))
         closed = {"subjects": ids.get("entity", []), "evidence_ids": sorted(visible),
                   "cited_sections": [s.section_id for s in ctx.kernel],
                   "section_id": list(SECTIONS),
-                  "job_id": [j.job_id for j in ctx.jobs if j.status != "retrieved"]}
+                  "job_id": [j.job_id for j in ctx.jobs if j.status != "retrieved"],
+                  "commodity": sorted(_values_of("commodity", [p.content for p in ctx.ram])),
+                  # What the tools check beyond the schema: a note names only IDs the agent
+                  # has seen (here: can see), a query and a note are not blank, a name has
+                  # three letters, dates are dates, a limit is 1-100.
+                  "note": Rule(pattern=note),
+                  "query": Rule(pattern=f"^[A-Za-z][A-Za-z0-9 ,.']{{0,{NOTE_CHARS - 1}}}$"),
+                  "name": Rule(pattern=NAME_PATTERN),
+                  "start_date": Rule(pattern=DATE_PATTERN),
+                  "end_date": Rule(pattern=DATE_PATTERN),
+                  "limit": Rule(minimum=1, maximum=100)}
         return ids, closed
 
     # -- replies --
@@ -285,6 +298,41 @@ class MemexAdapter(EnvAdapter):
 
     def timeout_return(self, case: Any) -> float:
         return timeout_score(case.truth).total
+
+
+# Grammar rules of free text (`closed_sets`): a note or query this long at most, and a date.
+NOTE_CHARS = 160
+DATE_PATTERN = "^20[0-9]{2}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$"
+# At least three letters or digits (what the watchlist check counts), up to 200 characters.
+NAME_PATTERN = '^(?:[^A-Za-z0-9\\x00-\\x1f"\\\\]*[A-Za-z0-9]){3}[^\\x00-\\x1f"\\\\]{0,120}$'
+
+
+def _note_pattern(visible: list[str]) -> str:
+    """A note that names no ID but the visible ones, not blank: units of text where a hyphen
+    never follows a run of capitals (an ID's prefix) unless the unit is a visible ID."""
+    ids = "|".join(re.escape(i) for i in visible)
+    safe = '[^A-Z\\-\\x00-\\x1f"\\\\]'
+    first = f"(?:{ids}|[A-Z]*[^A-Z\\-\\s\\x00-\\x1f\"\\\\])" if ids else \
+        '[A-Z]*[^A-Z\\-\\s\\x00-\\x1f"\\\\]'
+    unit = f"(?:{ids}|[A-Z]*{safe}|-)" if ids else f"(?:[A-Z]*{safe}|-)"
+    return f"^{first}{unit}{{0,{NOTE_CHARS - 1}}}[A-Z]*$"
+
+
+def _values_of(key: str, nodes: list[Any]) -> set[str]:
+    """Every string value under `key` anywhere in the JSON values `nodes`."""
+    found: set[str] = set()
+    stack = list(nodes)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if k == key and isinstance(v, str):
+                    found.add(v)
+                else:
+                    stack.append(v)
+        elif isinstance(node, list):
+            stack.extend(node)
+    return found
 
 
 def _header_ids(header: Any) -> list[str]:

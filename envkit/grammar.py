@@ -64,13 +64,23 @@ class Limits:
     list_items: int | None = None
 
 
+@dataclass(frozen=True)
+class Rule:
+    """A closed set that is not a list of values: a string field's `pattern` (a regular
+    expression over the whole value, its length bound included) or a number's bounds."""
+
+    pattern: str | None = None
+    minimum: float | None = None
+    maximum: float | None = None
+
+
 def _tighter(bound: int | None, cap: int | None) -> int | None:
     if cap is None:
         return bound
     return cap if bound is None else min(bound, cap)
 
 
-def _restrict(node: dict[str, Any], allowed: Sequence[str] | None,
+def _restrict(node: dict[str, Any], allowed: Sequence[str] | Rule | None,
               closed: Mapping[str, Sequence[str]], limits: Limits) -> dict[str, Any] | None:
     """`node` (a field's schema) with its strings restricted to `allowed` (None: not closed;
     for a list, its items), nested objects closed by `closed`, and the limits applied; None
@@ -84,6 +94,13 @@ def _restrict(node: dict[str, Any], allowed: Sequence[str] | None,
         node["anyOf"] = branches
         return node
     kind = node.get("type")
+    if isinstance(allowed, Rule):
+        if kind == "string" and allowed.pattern is not None:
+            return {"type": "string", "pattern": allowed.pattern}
+        if kind in ("integer", "number"):
+            bounds = {"minimum": allowed.minimum, "maximum": allowed.maximum}
+            return {**node, **{k: v for k, v in bounds.items() if v is not None}}
+        return node
     if kind == "array":
         items = _restrict(node.get("items", {}), allowed, closed, limits)
         top = _tighter(node.get("maxItems"), limits.list_items)

@@ -68,6 +68,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--batch", type=int, default=12, help="states decoded together")
     p.add_argument("--prompt-chars", type=int, default=800,
                    help="observation characters in the prompt (oldest pages elided first)")
+    p.add_argument("--no-tool-list", action="store_true",
+                   help="leave the tool list out of the prompt (the grammar carries the tools; "
+                        "a prompt a quarter as long)")
     p.add_argument("--out", default=None, help="write the summary JSON here")
     args = p.parse_args(argv)
 
@@ -92,8 +95,8 @@ def main(argv: list[str] | None = None) -> int:
             decoder.matcher(lark)
             compile_s.append(time.perf_counter() - t0)
             grammars.append(lark)
-            messages = ADAPTER.messages(obs, spec.key, tool_list=True, compact=True,
-                                        max_chars=args.prompt_chars)
+            messages = ADAPTER.messages(obs, spec.key, tool_list=not args.no_tool_list,
+                                        compact=True, max_chars=args.prompt_chars)
             ids = list(tokenizer.apply_chat_template(messages, add_generation_prompt=True,
                                                      tokenize=True, return_dict=False))
             prompts.append(ids + prefix)
@@ -115,8 +118,8 @@ def main(argv: list[str] | None = None) -> int:
             code = obs_after.error.code if obs_after.error is not None else "ok"
             answers[code] += 1
             valid += code not in INVALID
-        print(f"{start + len(batch)}/{len(picked)} states: {valid} valid", file=sys.stderr,
-              flush=True)
+        print(f"{start + len(batch)}/{len(picked)} states: {valid} valid; {dict(answers)}",
+              file=sys.stderr, flush=True)
 
     def ms(xs: list[float]) -> dict[str, float]:
         return {"median_ms": round(1000 * statistics.median(xs), 1),
@@ -129,7 +132,8 @@ def main(argv: list[str] | None = None) -> int:
                "decode_per_state_in_batches": ms(decode_s), "batch": args.batch,
                "reply_tokens": {"median": statistics.median(tokens), "max": max(tokens)},
                "prompt_tokens_median": statistics.median(prompt_tokens),
-               "max_new_tokens": args.max_tokens,
+               "max_new_tokens": args.max_tokens, "prompt_chars": args.prompt_chars,
+               "tool_list_in_prompt": not args.no_tool_list,
                "limits": {"text_chars": GENERATION_LIMITS.text_chars,
                           "list_items": GENERATION_LIMITS.list_items}}
     print(json.dumps(summary, indent=2))

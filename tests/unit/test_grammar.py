@@ -118,10 +118,21 @@ def test_invalid_calls_are_rejected():
 
 
 def test_limits_bound_free_text_and_tool_names_can_be_whole_tokens():
-    _, obs = _start()
-    note = {"note": "n" * 50, "evidence_ids": [obs.context.alert.alert_id]}
-    assert accepts(obs, "write_to_case_file", note)
-    assert not accepts(obs, "write_to_case_file", note, limits=Limits(text_chars=40))
+    env, obs = _start()
+    closing = {"reason": "r" * 50, "cited_sections": []}
+    assert accepts(obs, "close_alert", closing)
+    assert not accepts(obs, "close_alert", closing, limits=Limits(text_chars=40))
+    # A note may name the IDs the agent can see, and dates; not an ID it cannot see (the
+    # environment refuses a note naming an unknown ID), and it is not blank.
+    alert_id = obs.context.alert.alert_id
+    hidden = next(e.id for e in env.current_case.public.entities
+                  if e.id not in obs.context.ram[-1].ids)
+    assert accepts(obs, "write_to_case_file", {"note": f"Alert {alert_id} of 2025-02-27."})
+    assert not accepts(obs, "write_to_case_file", {"note": f"See {hidden}."})
+    assert not accepts(obs, "write_to_case_file", {"note": " "})
+    assert not accepts(obs, "query_transactions", {
+        "account_id": obs.context.alert.subject.account_ids[0], "start_date": "2025-13-01"})
+    assert not accepts(obs, "check_watchlist", {"name": "A."})
     # With name tokens, the name must be exactly those tokens (here: one byte token per byte
     # would be the free form; a single made-up token id stands for the whole name).
     names = {name: [ord(name[0])] for name in TOOLS}
@@ -155,6 +166,6 @@ def test_a_constrained_llm_policy_sends_each_states_grammar():
     assert grammar.closed == ADAPTER.closed_sets(obs)[1]
     schema = grammar.response_format()["json_schema"]["schema"]
     assert {b["properties"]["tool"]["const"] for b in schema["anyOf"]} == \
-        set(TOOLS) - {"retrieve_async_result"}  # no job yet
+        set(TOOLS) - {"retrieve_async_result", "check_market_price"}  # no job, no commodity
     with pytest.raises(ValueError):
         LLMPolicy(ADAPTER, backend, tool_mode="native", constrained=True)
