@@ -8,7 +8,9 @@ environment answered, and the per-state grammar compile and decode times.
     HF_HUB_OFFLINE=1 .venv/bin/python scripts/constrained_check.py --states 60
 
 A call is valid when it parses and the environment runs it without an argument, tool or ID
-error (`unknown_tool`, `invalid_arguments`, `unknown_id`, `wrong_id_type`, `not_found`).
+error (`unknown_tool`, `invalid_arguments`, `invalid_argument`, `unknown_id`, `wrong_id_type`,
+`not_found`). A wire trace asked of a transaction that is not a wire (`not_traceable`) is a
+valid call the world refuses: the channel is a fact of the case, not of the call's form.
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ from memex.inference import load_local_model
 from memex.policies.heuristic import Heuristic
 from memex.server.environment import MemexEnvironment
 
-INVALID = {"unknown_tool", "invalid_arguments", "unknown_id", "wrong_id_type", "not_found"}
+INVALID = {"unknown_tool", "invalid_arguments", "unknown_id", "wrong_id_type", "not_found",
+           "invalid_argument"}
 EPISODES = [("trade_based", "easy"), ("structuring", "medium"), ("layering", "hard"),
             ("benign", "easy"), ("suspicious", "medium"), ("benign", "hard")]
 
