@@ -13,8 +13,8 @@ PORT ?= 7860
 # Every dependency, transitive ones included, is pinned by constraints.txt (see `make lock`).
 CONSTRAINTS := -c constraints.txt
 
-.PHONY: run test test-fast lint bench soak lock lock-gpu run-committee committee-baselines baselines clean \
-	adversary-split adversary-report learn curriculum selfplay
+.PHONY: run test test-fast lint bench soak lock run-committee committee-baselines baselines clean \
+	adversary-split adversary-report learn curriculum selfplay lock-gpu
 
 # ---- Python -------------------------------------------------------------------------------
 $(VENV)/.created:
@@ -146,10 +146,10 @@ lock: $(VENV)/.all
 
 # Resolve the GPU extra (requirements-gpu.in) into requirements-gpu.lock for Linux x86_64,
 # CPython 3.11 (PyPI metadata only; no wheel is downloaded).
+GPU_TARGET := --python-version 3.11 --python-platform x86_64-manylinux_2_28
 lock-gpu: $(VENV)/.all
 	$(VENV)/bin/uv pip compile requirements-gpu.in $(GPU_TARGET) \
 		--custom-compile-command "make lock-gpu" -o requirements-gpu.lock
-GPU_TARGET := --python-version 3.11 --python-platform x86_64-manylinux_2_28
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache frontend/dist frontend/node_modules \
