@@ -15,7 +15,7 @@ CONSTRAINTS := -c constraints.txt
 
 .PHONY: run test test-fast lint bench soak lock run-committee committee-baselines baselines clean \
 	world-stats \
-	adversary-split adversary-report learn curriculum selfplay ppo
+	adversary-split adversary-report learn curriculum selfplay ppo lock-gpu
 
 # ---- Python -------------------------------------------------------------------------------
 $(VENV)/.created:
@@ -156,6 +156,13 @@ committee-baselines: $(VENV)/.all
 lock: $(VENV)/.all
 	$(PIP) freeze --exclude-editable | grep -v -i -E '^(agent-os-runtime|memex)[ =@]' \
 		> constraints.txt
+
+# Resolve the GPU extra (requirements-gpu.in) into requirements-gpu.lock for Linux x86_64,
+# CPython 3.11 (PyPI metadata only; no wheel is downloaded).
+GPU_TARGET := --python-version 3.11 --python-platform x86_64-manylinux_2_28
+lock-gpu: $(VENV)/.all
+	$(VENV)/bin/uv pip compile requirements-gpu.in $(GPU_TARGET) \
+		--custom-compile-command "make lock-gpu" -o requirements-gpu.lock
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache frontend/dist frontend/node_modules \

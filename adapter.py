@@ -13,18 +13,21 @@ reset contract, `scenarios.CaseSpec`.
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from memex.client import MemexEnv
 from memex.envkit.adapter import EnvAdapter
 from memex.envkit.episodes import Episode, EpisodeSpec
+from memex.envkit.grammar import Rule
 from memex.envkit.targets import Targets
 from memex.graders.terminal import timeout_score
 from memex.graders.training import OsCounts, os_discipline, quality
 from memex.models import MemexAction
 from memex.scenarios import DIFFICULTIES, KINDS, SPLITS, CaseSpec, build
 from memex.scenarios.cases import FIXED_CASES, resolved
-from memex.scenarios.ids import ID_PATTERN
+from memex.scenarios.ids import ID_PATTERN, record_type
+from memex.scenarios.manual import SECTIONS
 from memex.server.tools import TOOLS, prompt_tool_list
 
 # The AML policies by name: baselines, exploit probes, the heuristic and the oracle.
@@ -61,6 +64,8 @@ report) or close_alert. Tools return facts, never conclusions; the same rules fi
 customers.
 
 Your memory is bounded, like a small computer:
+- ALERT: the alert's header (its ID, rule, subject, accounts, counterparties and transactions) \
+is pinned in context; its IDs are always usable.
 - RAM holds only the last {ram} tool results (pages); older pages are evicted.
 - DISK is your case file: write_to_case_file(note, evidence_ids). IDs on disk stay usable, and \
 only evidence you saw and wrote to disk counts for SAR findings.
@@ -74,9 +79,10 @@ section below (at most {kernel}; the oldest is evicted). Only loaded sections co
 """
 _SYSTEM_COMPACT = """\
 You are an AML investigator. Investigate the alert with tools, one call per turn, then \
-file_sar or close_alert. RAM keeps the last {ram} results; write evidence IDs to the case file \
-(write_to_case_file) to keep them. Wire traces are asynchronous. Load manual sections \
-(update_system_prompt) before citing them. Budget: {budget} steps.
+file_sar or close_alert. The alert header stays pinned in context. RAM keeps the last {ram} \
+results; write evidence IDs to the case file (write_to_case_file) to keep them. Wire traces \
+are asynchronous. Load manual sections (update_system_prompt) before citing them. Budget: \
+{budget} steps.
 """
 _REPLY_TEXT = ("Reply with exactly one tool call as JSON, after any brief reasoning: "
                '{"tool": "<name>", "arguments": {...}}')
@@ -173,6 +179,39 @@ class MemexAdapter(EnvAdapter):
         return (f"{head}\n<observation episode=\"{key}\">{payload}</observation>\n"
                 "Reply with your next tool call.")
 
+    # -- constrained decoding --
+    def closed_sets(self, obs: Any) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+        """What a call may name in this state, from `context` alone: the IDs the agent can see
+        (the pinned alert header, RAM pages, disk notes) by record type; subjects and evidence
+        among them; cited sections among those loaded in the kernel; a section to load from
+        the manual; a job from the job table (not yet retrieved). Typologies and red-flag codes
+        are closed by their declarations."""
+        ctx = obs.context
+        visible = set(_header_ids(ctx.alert)) if ctx.alert is not None else set()
+        for page in ctx.ram:
+            visible.update(page.ids)
+        for note in ctx.disk:
+            visible.update(note.ids)
+        ids: dict[str, list[str]] = {}
+        for i in sorted(visible):
+            ids.setdefault(record_type(i) or "", []).append(i)
+        note = _note_pattern(sorted(visible))
+        closed = {"subjects": ids.get("entity", []), "evidence_ids": sorted(visible),
+                  "cited_sections": [s.section_id for s in ctx.kernel],
+                  "section_id": list(SECTIONS),
+                  "job_id": [j.job_id for j in ctx.jobs if j.status != "retrieved"],
+                  "commodity": sorted(_values_of("commodity", [p.content for p in ctx.ram])),
+                  # What the tools check beyond the schema: a note names only IDs the agent
+                  # has seen (here: can see), a query and a note are not blank, a name has
+                  # three letters, dates are dates, a limit is 1-100.
+                  "note": Rule(pattern=note),
+                  "query": Rule(pattern=f"^[A-Za-z][A-Za-z0-9 ,.']{{0,{NOTE_CHARS - 1}}}$"),
+                  "name": Rule(pattern=NAME_PATTERN),
+                  "start_date": Rule(pattern=DATE_PATTERN),
+                  "end_date": Rule(pattern=DATE_PATTERN),
+                  "limit": Rule(minimum=1, maximum=100)}
+        return ids, closed
+
     # -- replies --
     def make_action(self, name: str, arguments: dict[str, Any]) -> Any:
         return MemexAction(tool=name, arguments=arguments)
@@ -267,6 +306,49 @@ class MemexAdapter(EnvAdapter):
 
     def timeout_return(self, case: Any) -> float:
         return timeout_score(case.truth).total
+
+
+# Grammar rules of free text (`closed_sets`): a note or query this long at most, and a date.
+NOTE_CHARS = 160
+DATE_PATTERN = "^20[0-9]{2}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$"
+# At least three letters or digits (what the watchlist check counts), up to 200 characters.
+NAME_PATTERN = '^(?:[^A-Za-z0-9\\x00-\\x1f"\\\\]*[A-Za-z0-9]){3}[^\\x00-\\x1f"\\\\]{0,120}$'
+
+
+def _note_pattern(visible: list[str]) -> str:
+    """A note that names no ID but the visible ones, not blank: units of text where a hyphen
+    never follows a run of capitals (an ID's prefix) unless the unit is a visible ID."""
+    ids = "|".join(re.escape(i) for i in visible)
+    safe = '[^A-Z\\-\\x00-\\x1f"\\\\]'
+    first = f"(?:{ids}|[A-Z]*[^A-Z\\-\\s\\x00-\\x1f\"\\\\])" if ids else \
+        '[A-Z]*[^A-Z\\-\\s\\x00-\\x1f"\\\\]'
+    unit = f"(?:{ids}|[A-Z]*{safe}|-)" if ids else f"(?:[A-Z]*{safe}|-)"
+    return f"^{first}{unit}{{0,{NOTE_CHARS - 1}}}[A-Z]*$"
+
+
+def _values_of(key: str, nodes: list[Any]) -> set[str]:
+    """Every string value under `key` anywhere in the JSON values `nodes`."""
+    found: set[str] = set()
+    stack = list(nodes)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            for k, v in node.items():
+                if k == key and isinstance(v, str):
+                    found.add(v)
+                else:
+                    stack.append(v)
+        elif isinstance(node, list):
+            stack.extend(node)
+    return found
+
+
+def _header_ids(header: Any) -> list[str]:
+    ids = [header.alert_id, header.subject.entity_id, *header.subject.account_ids,
+           *header.transaction_ids, *header.related_ids]
+    for party in header.counterparties:
+        ids += [party.entity_id, *party.account_ids]
+    return ids
 
 
 ADAPTER = MemexAdapter()

@@ -66,8 +66,10 @@ from pathlib import Path
 from typing import Any, get_args
 
 from memex.envkit.adapter import EnvAdapter
+from memex.envkit.constrained import Decoder, GrammarLogitsProcessor
 from memex.envkit.episodes import EnvSessionError, Episode, EpisodeSpec
 from memex.envkit.errors import PolicyFailure
+from memex.envkit.grammar import CALL_PREFIX, GENERATION_LIMITS, StateGrammar
 from memex.envkit.llm_options import (
     EndpointError,
     LLMOptions,
@@ -155,13 +157,18 @@ class OpenAIBackend:
         return status in RETRY_STATUS or status >= 500
 
     def complete(self, messages: list[dict[str, str]],
-                 tools: list[dict[str, Any]] | None = None) -> Reply:
+                 tools: list[dict[str, Any]] | None = None,
+                 grammar: StateGrammar | None = None) -> Reply:
+        """The endpoint's reply; under `grammar` a guided-JSON request (`response_format`, a
+        JSON schema of the state's valid calls: vLLM and compatible servers enforce it)."""
         import openai
 
         kwargs: dict[str, Any] = {"model": self.model, "messages": messages,
                                   "temperature": self.temperature, "max_tokens": self.max_tokens}
         if tools:
             kwargs["tools"] = tools
+        if grammar is not None:
+            kwargs["response_format"] = grammar.response_format()
         sent = 0
         while True:
             sent += 1
@@ -266,6 +273,8 @@ class LocalBackend:
         import torch
 
         self.model, self.tokenizer = load_local_model(path)
+        self._decoder: Decoder | None = None  # built on the first constrained request
+        self.last_processor: GrammarLogitsProcessor | None = None
         self.model.eval()
         self.label = path
         settings = Path(path) / PROMPTING_FILE
@@ -275,18 +284,39 @@ class LocalBackend:
         self.max_tokens = max_tokens
         self._torch = torch
 
+    def decoder(self) -> Decoder:
+        """The tokenizer's llguidance view (built once, about a second)."""
+        if self._decoder is None:
+            self._decoder = Decoder.from_hf(self.tokenizer)
+        return self._decoder
+
     def complete(self, messages: list[dict[str, str]],
-                 tools: list[dict[str, Any]] | None = None) -> Reply:
+                 tools: list[dict[str, Any]] | None = None,
+                 grammar: StateGrammar | None = None) -> Reply:
+        """The model's reply; under `grammar` (constrained decoding) the prompt ends with the
+        call's fixed prefix and every token is one the state's grammar allows, tool names as
+        whole tokens."""
         enc = self.tokenizer.apply_chat_template(messages, add_generation_prompt=True,
                                                  return_tensors="pt", return_dict=True)
+        processors, prefix = [], ""
+        if grammar is not None:
+            decoder = self.decoder()
+            prefix = CALL_PREFIX
+            head = self.tokenizer(prefix, add_special_tokens=False, return_tensors="pt")
+            enc = {k: self._torch.cat([enc[k], head[k]], dim=1) for k in ("input_ids",
+                                                                          "attention_mask")}
+            lark = grammar.lark(name_tokens=decoder.name_tokens(grammar.specs),
+                                limits=GENERATION_LIMITS)
+            processors = [GrammarLogitsProcessor(decoder, [decoder.matcher(lark)])]
+        self.last_processor = processors[0] if processors else None
         sample = self.temperature > 0
         with self._torch.no_grad():
             out = self.model.generate(**enc, max_new_tokens=self.max_tokens, do_sample=sample,
                                       temperature=self.temperature if sample else None,
-                                      top_p=None, top_k=None,
+                                      top_p=None, top_k=None, logits_processor=processors,
                                       pad_token_id=self.tokenizer.pad_token_id)
         text = self.tokenizer.decode(out[0, enc["input_ids"].shape[1]:], skip_special_tokens=True)
-        return Reply(text)
+        return Reply(prefix + text)
 
 
 class LLMPolicy:
@@ -307,12 +337,17 @@ class LLMPolicy:
                  reply_retries: int = DEFAULT_REPLY_RETRIES, compact: bool = False,
                  max_prompt_chars: int | None = None, prompt_tokens: int | None = None,
                  count_tokens: Callable[[str], int] | None = None, name: str | None = None,
-                 run_token: bool = False, warn: Warnings | None = None):
+                 run_token: bool = False, warn: Warnings | None = None,
+                 constrained: bool = False):
         if tool_mode not in get_args(ToolMode):
             raise ValueError(f"tool_mode must be one of {get_args(ToolMode)}")
         self.adapter = adapter
         self.backend = backend
         self.tool_mode = tool_mode
+        # Constrained decoding: each request carries the state's grammar (text replies only).
+        self.constrained = constrained
+        if constrained and tool_mode != "text":
+            raise ValueError("constrained decoding needs tool_mode='text'")
         self.reply_retries = reply_retries
         self.compact = compact
         self.max_prompt_chars = max_prompt_chars
@@ -401,7 +436,11 @@ class LLMPolicy:
             self._check_budget(size)
             self.stats["reasks"] += attempt > 0
             try:
-                reply = self.backend.complete(messages, self._tools)
+                if self.constrained:
+                    reply = self.backend.complete(messages, self._tools,
+                                                  grammar=self.adapter.state_grammar(obs))
+                else:
+                    reply = self.backend.complete(messages, self._tools)
             except PolicyFailure as exc:
                 self._count_requests(getattr(exc, "requests", 1))
                 raise
@@ -637,6 +676,8 @@ def main(argv: list[str] | None = None) -> int:
         model, opts = args.checkpoint, opts.replace(tool_mode="text")
     else:
         try:
+            if opts.constrained:  # the grammar constrains a text reply
+                opts = opts.replace(tool_mode="text")
             opts = prepare_endpoint(opts)
         except EndpointError as exc:
             print(f"error: {exc}", file=sys.stderr)
@@ -650,7 +691,8 @@ def main(argv: list[str] | None = None) -> int:
                        max_prompt_chars=prompting.get("max_chars"),
                        prompt_tokens=opts.prompt_tokens,
                        count_tokens=token_counter(opts.tokenizer)
-                       if opts.prompt_tokens else None, run_token=opts.run_token)
+                       if opts.prompt_tokens else None, run_token=opts.run_token,
+                       constrained=opts.constrained)
     try:
         session = adapter.open(args.env_url)
     except EnvSessionError as exc:

@@ -7,10 +7,11 @@ declares exactly these names), and the server publishes each tool's argument sch
 importing the models is cheap.
 
 An observation carries the tool's result or a typed error, the step's reward and its breakdown,
-OS events, and the `context` view — kernel sections, RAM pages and disk notes — that a harness
-can build its prompt from. Nothing here carries ground truth. The environment builds
-observations with `Model.trusted(**fields)` (`envkit.trusted`): it passes exactly the values
-validation would produce, so validating them every step would only cost time.
+OS events, and the `context` view — the pinned alert header, kernel sections, RAM pages and
+disk notes — that a harness can build its prompt from. Nothing here carries ground truth. The
+environment builds observations with `Model.trusted(**fields)` (`envkit.trusted`): it passes
+exactly the values validation would produce, so validating them every step would only cost
+time.
 """
 
 from __future__ import annotations
@@ -84,9 +85,34 @@ class JobView(Trusted, BaseModel):
     status: Literal["pending", "ready", "retrieved"]
 
 
-class ContextView(Trusted, BaseModel):
-    """The agent's bounded memory: what a prompt built from `context` alone contains."""
+class PartyView(Trusted, BaseModel):
+    entity_id: str
+    name: str
+    account_ids: list[str] = Field(description="The party's accounts the alert shows.")
 
+
+class AlertHeader(Trusted, BaseModel):
+    """The alert under investigation, pinned in every observation's `context` like a process
+    control block: who and what the alert names, taken from what `review_alert` shows and
+    nothing more. It takes no RAM page and is never evicted; its IDs are always resident."""
+
+    alert_id: str
+    rule: str = Field(description="Code of the monitoring rule that fired.")
+    rule_name: str
+    subject: PartyView = Field(description="The alerted customer and the alert's accounts.")
+    counterparties: list[PartyView] = Field(
+        description="The other parties of the triggering transactions, in order of appearance.")
+    transaction_ids: list[str] = Field(description="The transactions that triggered the alert.")
+    related_ids: list[str] = Field(
+        description="Other records those transactions name: who conducted them, the invoices "
+                    "they reference.")
+
+
+class ContextView(Trusted, BaseModel):
+    """The agent's bounded memory: what a prompt built from `context` alone contains. `alert`,
+    the pinned header, is there from reset to the end of the episode."""
+
+    alert: AlertHeader | None = None
     kernel: list[SectionView] = Field(default_factory=list)
     ram: list[PageView] = Field(default_factory=list)
     disk: list[NoteView] = Field(default_factory=list)

@@ -4,7 +4,8 @@ the kernel. Pure bookkeeping: it knows IDs, pages and steps, never ground truth.
 - RAM holds the last `ram_pages` tool results (pages). Each page carries the case IDs it
   revealed. Older pages are evicted.
 - Disk holds the agent's case-file notes; every ID written there stays resident.
-- Resident IDs = alert IDs ∪ IDs in RAM pages ∪ IDs on disk. Using a seen but non-resident ID
+- Resident IDs = alert IDs (those the pinned alert header shows) ∪ IDs in RAM pages ∪ IDs
+  on disk. Using a seen but non-resident ID
   is a page fault (the caller charges the penalty; the call still runs and its page comes in).
   Using an ID never seen is an unknown-ID error, identical whether or not it exists.
 - Async jobs (wire traces) are ready `eta` steps after the request; polling early is an async

@@ -98,7 +98,9 @@ from typing import Any
 
 from memex.curriculum.training import GroupCurriculum
 from memex.envkit.adapter import EnvAdapter
+from memex.envkit.constrained import Decoder, generate
 from memex.envkit.episodes import Episode, EpisodeSpec
+from memex.envkit.grammar import CALL_PREFIX, GENERATION_LIMITS
 from memex.envkit.replies import ParsedAction
 from memex.inference import PROMPTING_FILE, resolve_model
 from memex.registry import get_adapter
@@ -185,9 +187,14 @@ class RolloutEngine:
                  max_turns: int | None, compact: bool, max_prompt_chars: int | None,
                  max_prompt_tokens: int, seed: int, workers: int = 8,
                  log_path: Path | None = None, curriculum: GroupCurriculum | None = None,
-                 takeover_last: int | None = None):
+                 takeover_last: int | None = None, constrained: bool = False):
         self.adapter = adapter
         self.tokenizer = tokenizer
+        # --constrained: every reply decodes under its state's grammar (envkit.grammar), after
+        # the call's fixed prefix, which ends the prompt; tool names are whole tokens.
+        self.decoder = Decoder.from_hf(tokenizer) if constrained else None
+        self.prefix_ids = tokenizer.encode(CALL_PREFIX, add_special_tokens=False) \
+            if constrained else []
         self.env_url = env_url
         self.max_turns = max_turns
         self.compact = compact
@@ -226,8 +233,8 @@ class RolloutEngine:
             if len(ids) <= self.max_prompt_tokens:
                 break
             max_chars = int(len(messages[1]["content"]) * self.max_prompt_tokens / len(ids) * 0.9)
-        text = self.tokenizer.decode(ids)
-        return text, ids[-self.max_prompt_tokens:]
+        text = self.tokenizer.decode(ids) + (CALL_PREFIX if self.prefix_ids else "")
+        return text, ids[-self.max_prompt_tokens:] + self.prefix_ids
 
     # -- lockstep play --
     def advance(self, rollouts: list[Rollout], trainer: Any) -> None:
@@ -235,10 +242,17 @@ class RolloutEngine:
         while active := [r for r in rollouts if r.active]:
             rendered = [self.render(r.obs, r.episode.spec.key) for r in active]
             t0 = time.perf_counter()
-            completions, logprobs = trainer._generate_single_turn(
-                [ids for _, ids in rendered], None, {}, 1)
+            if self.decoder is not None:
+                completions = self.generate_constrained(
+                    trainer, [ids for _, ids in rendered], [r.obs for r in active])
+                logprobs = None
+            else:
+                completions, logprobs = trainer._generate_single_turn(
+                    [ids for _, ids in rendered], None, {}, 1)
             self.seconds["generate"] += time.perf_counter() - t0
             texts = self.tokenizer.batch_decode(completions, skip_special_tokens=True)
+            if self.decoder is not None:
+                texts = [CALL_PREFIX + t for t in texts]
             turns = []
             for (text, ids), comp, lp, reply in zip(
                     rendered, completions, logprobs or [None] * len(active), texts, strict=True):
@@ -260,6 +274,21 @@ class RolloutEngine:
             list(self.pool.map(lambda a: a[0].step(a[1], a[2]), zip(active, actions, turns,
                                                                     strict=True)))
             self.seconds["environment"] += time.perf_counter() - t0
+
+    def generate_constrained(self, trainer: Any, prompts: list[list[int]],
+                             observations: list[Any]) -> list[list[int]]:
+        """One sampled completion per prompt under its state's grammar, at the trainer's
+        temperature and completion length (`envkit.constrained.generate`)."""
+        if trainer.use_vllm:
+            raise RuntimeError("--constrained decodes with transformers here: use --vllm off")
+        names = self.decoder.name_tokens(self.adapter.tool_specs)
+        grammars = [self.adapter.state_grammar(o).lark(name_tokens=names,
+                                                       limits=GENERATION_LIMITS)
+                    for o in observations]
+        return generate(trainer.accelerator.unwrap_model(trainer.model), self.decoder, prompts,
+                        grammars, temperature=trainer.temperature,
+                        max_new_tokens=trainer.max_completion_length,
+                        pad_token_id=self.tokenizer.pad_token_id)
 
     def fork(self, ref: Rollout, t: int) -> Rollout:
         """A new rollout at the reference's decision t, by replaying its first t model turns
@@ -587,6 +616,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--takeover-last", type=int, default=None, metavar="N",
                    help="the demonstrator plays each episode up to its last N actions, then the "
                         "model takes over (N=1: the model makes the terminal decision)")
+    p.add_argument("--constrained", action="store_true",
+                   help="grammar-constrained decoding: every reply a valid call in its state "
+                        "(envkit.grammar), after the call's prefix in the prompt (transformers "
+                        "generation: with --vllm off on CUDA)")
     p.add_argument("--compact-prompt", action="store_true",
                    help="one-line tool signatures in the prompt (small models)")
     p.add_argument("--max-prompt-chars", type=int, default=None,
@@ -694,6 +727,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         resume = args.resume
 
     use_vllm = cuda and args.vllm != "off" and _available("vllm")
+    if use_vllm and args.constrained:
+        raise SystemExit("--constrained decodes with transformers: add --vllm off")
     config = GRPOConfig(
         output_dir=str(out), learning_rate=args.lr, per_device_train_batch_size=args.batch_size,
         gradient_accumulation_steps=args.grad_accum, num_generations=args.num_generations,
@@ -719,7 +754,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                            compact=args.compact_prompt, max_prompt_chars=args.max_prompt_chars,
                            max_prompt_tokens=args.max_prompt_tokens, seed=args.seed,
                            log_path=out / "rollouts.jsonl", curriculum=curriculum,
-                           takeover_last=args.takeover_last)
+                           takeover_last=args.takeover_last, constrained=args.constrained)
     trainer = GRPOTrainer(model=model, reward_funcs=REWARD_FUNCS, args=config,
                           train_dataset=dataset, processing_class=tokenizer,
                           rollout_func=engine, callbacks=[metrics_callback(out)])

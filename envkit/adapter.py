@@ -27,7 +27,9 @@ An adapter says, in one place per concept:
   `summary_metrics` (measure, label) columns, `metrics_note`, `success_label`;
 - LLM prompts: `messages(obs, key)` — the one observation -> prompt renderer — and
   `tool_schemas()`, which like `validate_call` comes from `tool_specs` (name -> the declared
-  `ToolSpec`s of `envkit.declarations`); LLM replies: `parse(text)` /
+  `ToolSpec`s of `envkit.declarations`); constrained decoding: `closed_sets(obs)` (the IDs and
+  values a call may name in that state), from which `state_grammar(obs)` derives the
+  call's schema and grammar (`envkit.grammar`); LLM replies: `parse(text)` /
   `parse_call(name, args)` -> `ParsedAction` (strict: a call names a declared tool),
   `action_call(action)`, `action_text(action)`;
 - training: `reward_components(episode)` ("quality", "os"), `timeout_return(case)`;
@@ -69,6 +71,7 @@ from memex.envkit.episodes import (
     play,
 )
 from memex.envkit.errors import validation_message
+from memex.envkit.grammar import StateGrammar
 from memex.envkit.replies import ParsedAction, read_call
 from memex.envkit.targets import resolve
 from memex.envkit.traces import Trace
@@ -229,6 +232,18 @@ class EnvAdapter(ABC):
     def tool_schemas(self) -> list[dict[str, Any]]:
         """Tools in OpenAI function-calling format."""
         return [spec.openai_tool() for spec in self.tool_specs.values()]
+
+    def closed_sets(self, obs: Any) -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+        """The closed sets of a state, for constrained decoding (`envkit.grammar`): record type
+        -> the IDs the agent can see (they close `Ref` parameters), and field name -> allowed
+        values. The base class closes nothing beyond the declarations."""
+        return {}, {}
+
+    def state_grammar(self, obs: Any) -> StateGrammar:
+        """The grammar of a valid reply in the state `obs` (`envkit.grammar`): the JSON schema
+        an OpenAI-compatible endpoint takes as `response_format`, or the llguidance grammar a
+        local model decodes under."""
+        return StateGrammar(self.tool_specs, *self.closed_sets(obs))
 
     def validate_call(self, name: str, arguments: dict[str, Any]) -> str | None:
         """None if `name(**arguments)` is a well-formed call, else why not."""

@@ -69,6 +69,7 @@ class LLMOptions:
     tokenizer: str | None = None
     reply_retries: int = 3
     run_token: bool = False
+    constrained: bool = False
 
     def replace(self, **changes: Any) -> LLMOptions:
         return dataclasses.replace(self, **changes)
@@ -151,6 +152,11 @@ def add_llm_arguments(parser: argparse.ArgumentParser, *, model: bool = True) ->
     group.add_argument("--run-token", dest="llm_run_token", action="store_true",
                        help="add a per-run random token to episode keys in prompts "
                             "(off: prompts are identical run to run)")
+    group.add_argument("--constrained", dest="llm_constrained", action="store_true",
+                       help="constrained decoding (text tool mode): every reply is a valid call "
+                            "in the state, by the state's grammar (envkit.grammar); a local "
+                            "model decodes under it, an endpoint gets it as a guided-JSON "
+                            "response_format (vLLM and compatible servers enforce it)")
 
 
 def options_from_args(args: argparse.Namespace, **overrides: Any) -> LLMOptions:

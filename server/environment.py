@@ -3,8 +3,11 @@
 Observation
     `MemexObservation`: the last tool's `result` (or a typed `error`), OS `events`, the step's
     `reward` and `reward_breakdown`, and `context` — the kernel's loaded manual sections, the
-    RAM pages in full, the disk notes and the async job table. A prompt built from `context`
-    alone holds exactly the memory the environment models. After reset the alert is page 1.
+    RAM pages in full, the disk notes and the async job table, under the pinned `alert`
+    header (the alert's ID, rule, subject, accounts, counterparties and transactions, as
+    `review_alert` shows them; never evicted, its IDs always resident). A prompt built from
+    `context` alone holds exactly the memory the environment models, and always names the
+    case. After reset the alert is also page 1.
 
 Actions
     `MemexAction(tool, arguments)` for one of 19 tools (`server/tools.py`): 11 investigation
@@ -68,6 +71,7 @@ from memex.graders.terminal import (
     timeout_score,
 )
 from memex.models import (
+    AlertHeader,
     ContextView,
     JobView,
     MemexAction,
@@ -75,6 +79,7 @@ from memex.models import (
     MemexState,
     NoteView,
     PageView,
+    PartyView,
     SectionView,
     ToolError,
 )
@@ -122,6 +127,34 @@ def _call_key(tool: str, args: BaseModel) -> bytes:
     if len(call) <= MAX_RAW_CALL_KEY_BYTES:
         return call
     return b"\0" + hashlib.blake2b(call, digest_size=16).digest()
+
+
+def alert_header(alert: dict[str, Any], known: frozenset[str]) -> AlertHeader:
+    """The pinned header of an alert, built from `review_alert`'s result so that it can show
+    nothing the alert does not: the subject with the alert's accounts, each other party of the
+    triggering transactions (with its accounts there) in order of appearance, and the case
+    records (among `known`) the transactions name as conductor or reference."""
+    subject = alert["subject"]["entity_id"]
+    parties: dict[str, tuple[str, list[str]]] = {
+        subject: (alert["subject"]["name"], list(alert["account_ids"]))}
+    for line in alert["transactions"]:
+        for side in ("from", "to"):
+            party, account = line.get(f"{side}_party_id"), line.get(f"{side}_account")
+            if party is None:  # cash
+                continue
+            _, accounts = parties.setdefault(party, (line[f"{side}_party"], []))
+            if account not in accounts:
+                accounts.append(account)
+    views = [PartyView.trusted(entity_id=party, name=name, account_ids=accounts)
+             for party, (name, accounts) in parties.items()]
+    related = (line.get(key) for line in alert["transactions"]
+               for key in ("conducted_by", "reference"))
+    return AlertHeader.trusted(
+        alert_id=alert["alert_id"], rule=alert["rule"]["code"], rule_name=alert["rule"]["name"],
+        subject=views[0], counterparties=views[1:],
+        transaction_ids=[line["id"] for line in alert["transactions"]],
+        related_ids=[i for i in dict.fromkeys(related)
+                     if i is not None and i in known and i not in parties])
 
 
 @functools.cache
@@ -175,6 +208,7 @@ class MemexEnvironment(DeclaredToolsMcp, TaskSplits,
         self._ram_views: deque[PageView] = deque(maxlen=os.ram_pages)
         self._notes: dict[int, NoteView] = {}
         alert = self._toolkit.review_alert()
+        self._header = alert_header(alert, ix.ids)
         self._page_in("review_alert", {}, alert)
         return self._observe(tool=None, result=alert, reward=None, events=[], parts={})
 
@@ -368,7 +402,8 @@ class MemexEnvironment(DeclaredToolsMcp, TaskSplits,
         # this step's own (validation would have copied them).
         os = self._os
         context = ContextView.trusted(
-            kernel=list(map(_section_view, os.kernel)), ram=list(self._ram_views),
+            alert=self._header, kernel=list(map(_section_view, os.kernel)),
+            ram=list(self._ram_views),
             disk=list(map(self._note_view, os.disk)),
             jobs=list(map(self._job_view, os.jobs.values())), ram_capacity=os.ram_pages,
             kernel_capacity=os.kernel_capacity)

@@ -19,6 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOK = ROOT / "notebooks" / "memex_grpo_colab.ipynb"
 SMOKE = {"INSTALL": False, "MODEL": "smollm2-135m", "TASKS": "trade_based",
          "SFT_WARMSTART": 0, "NUM_PROMPTS": 1, "NUM_GENERATIONS": 2, "MAX_TURNS": 1,
+         "TAKEOVER_LAST": 1, "EVAL_MAX_TURNS": 1,
          "MAX_NEW_TOKENS": 16, "MAX_PROMPT_TOKENS": 512, "EVAL_EPISODES": 1,
          "REPLY_RETRIES": 0, "HUB_REPO": "", "USE_UNSLOTH_VLLM": False}
 

@@ -169,16 +169,19 @@ def test_step_before_reset_is_a_typed_error():
 
 def test_page_fault_is_penalised_and_the_call_still_runs(env):
     obs, case = start(env, kind="trade_based")
-    invoice = next(t["reference"] for t in obs.result["transactions"] if t.get("reference"))
-    subject = case.public.alert.subject_id
-    env.step(act("get_customer_profile", entity_id=subject))          # RAM: alert, profile
-    obs = env.step(act("search_compliance_manual", query="trade"))   # alert page evicted
+    account = case.public.alert.account_ids[0]
+    obs = env.step(act("query_transactions", account_id=account, limit=100))  # RAM: alert, lines
+    header = obs.context.alert.model_dump_json()
+    party = next(line["counterparty_id"] for line in obs.result["lines"]
+                 if line.get("counterparty_id") and line["counterparty_id"] not in header)
+    env.step(act("search_compliance_manual", query="trade"))
+    obs = env.step(act("search_compliance_manual", query="invoice"))  # the lines evicted
     assert any("evicted" in e for e in obs.events)
-    obs = env.step(act("verify_customs_invoice", invoice_id=invoice))
-    assert obs.error is None and obs.result["documents"]
+    obs = env.step(act("get_customer_profile", entity_id=party))
+    assert obs.error is None and obs.result
     assert obs.reward_breakdown["page_fault"] == pytest.approx(PAGE_FAULT_PENALTY)
     assert any(e.startswith("page fault") for e in obs.events)
-    assert invoice in obs.context.ram[-1].ids  # the page came back in
+    assert party in obs.context.ram[-1].ids  # the page came back in
     assert env.state.page_faults == 1
 
 
