@@ -310,7 +310,10 @@ class MemexAdapter(EnvAdapter):
 
 # Grammar rules of free text (`closed_sets`): a note or query this long at most, and a date.
 NOTE_CHARS = 160
-DATE_PATTERN = "^20[0-9]{2}-(0[1-9]|1[0-2])-(0[1-9]|1[0-9]|2[0-8])$"
+# Every calendar day a month can have (29 February in any year: the tool itself refuses it in a
+# common year, with a typed error).
+DATE_PATTERN = ("^20[0-9]{2}-(?:(?:0[1-9]|1[0-2])-(?:0[1-9]|1[0-9]|2[0-9])"
+                "|(?:0[13-9]|1[0-2])-30|(?:0[13578]|1[02])-31)$")
 # At least three letters or digits (what the watchlist check counts), up to 200 characters.
 NAME_PATTERN = '^(?:[^A-Za-z0-9\\x00-\\x1f"\\\\]*[A-Za-z0-9]){3}[^\\x00-\\x1f"\\\\]{0,120}$'
 

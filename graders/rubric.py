@@ -180,7 +180,7 @@ class RecordFacts:
 
 def record_facts(public: PublicCase, seen: frozenset[str]) -> RecordFacts:
     alert = public.alert
-    alert_records = {alert.id, *alert.transaction_ids}
+    alert_records = {alert.id, *alert.transaction_ids}  # the records whose content it shows
     buckets = {True: (set(), set()), False: (set(), set())}  # is-alert -> (numbers, dates)
     table = _records(public)
     for rid in sorted(seen):
@@ -250,8 +250,7 @@ def explanation_ids(truth: GroundTruth) -> frozenset[str]:
 
 
 def _alert_ids(public: PublicCase) -> set[str]:
-    a = public.alert
-    return {a.id, a.subject_id, *a.account_ids, *a.transaction_ids, public.case_id}
+    return {*public.alert_shown_ids(), public.case_id}
 
 
 def score_sar_narrative(truth: GroundTruth, decision: Decision, public: PublicCase,

@@ -281,3 +281,21 @@ class PublicCase(Frozen):
         ids.extend(doc.id for sof in self.source_of_funds for doc in sof.documents)
         ids.extend(doc.id for r in self.information_replies for doc in r.documents)
         return ids
+
+    def alert_shown_ids(self) -> frozenset[str]:
+        """The IDs the alert shows (the pinned header lists them, always resident): the alert,
+        its subject and accounts, the triggering transactions, their parties' accounts and
+        owners, who conducted them and the case records they reference."""
+        a = self.alert
+        triggering = set(a.transaction_ids)
+        owner = {acc.id: acc.owner_id for acc in self.accounts}
+        known = set(self.all_ids())
+        shown = [a.id, a.subject_id, *a.account_ids, *a.transaction_ids]
+        for txn in self.transactions:
+            if txn.id not in triggering:
+                continue
+            for account in (txn.from_account, txn.to_account):
+                if account is not None:
+                    shown += (account, owner[account])
+            shown += (i for i in (txn.conducted_by, txn.reference) if i in known)
+        return frozenset(shown)

@@ -68,15 +68,5 @@ class CaseIndex:
         return self.entities[self.accounts[account_id].owner_id].name
 
     def alert_ids(self) -> frozenset[str]:
-        """The IDs the alert shows, always resident (the pinned header lists them): the alert,
-        its subject and accounts, the triggering transactions, their parties' accounts and
-        owners, who conducted them and the records they reference."""
-        a = self.case.alert
-        shown = [a.id, a.subject_id, *a.account_ids, *a.transaction_ids]
-        for t in a.transaction_ids:
-            txn = self.transactions[t]
-            for account in (txn.from_account, txn.to_account):
-                if account is not None:
-                    shown += (account, self.accounts[account].owner_id)
-            shown += (i for i in (txn.conducted_by, txn.reference) if i in self.ids)
-        return frozenset(shown)
+        """The IDs the alert shows (`PublicCase.alert_shown_ids`), always resident."""
+        return self.case.alert_shown_ids()

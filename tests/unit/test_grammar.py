@@ -130,8 +130,11 @@ def test_limits_bound_free_text_and_tool_names_can_be_whole_tokens():
     assert accepts(obs, "write_to_case_file", {"note": f"Alert {alert_id} of 2025-02-27."})
     assert not accepts(obs, "write_to_case_file", {"note": f"See {hidden}."})
     assert not accepts(obs, "write_to_case_file", {"note": " "})
-    assert not accepts(obs, "query_transactions", {
-        "account_id": obs.context.alert.subject.account_ids[0], "start_date": "2025-13-01"})
+    account = obs.context.alert.subject.account_ids[0]
+    for day in ("2025-13-01", "2025-04-31", "2025-02-30"):
+        assert not accepts(obs, "query_transactions", {"account_id": account, "start_date": day})
+    for day in ("2025-01-31", "2025-04-30", "2024-02-29", "2025-05-29"):  # every month-end
+        assert accepts(obs, "query_transactions", {"account_id": account, "start_date": day})
     assert not accepts(obs, "check_watchlist", {"name": "A."})
     # With name tokens, the name must be exactly those tokens (here: one byte token per byte
     # would be the free form; a single made-up token id stands for the whole name).

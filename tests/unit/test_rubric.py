@@ -104,7 +104,9 @@ def test_a_copy_of_the_alert_does_not_score_full(kind):
     text, seen = _alert_copy(case), _everything(case)
     sar = score_text(case.truth, _sar(case, text), case.public, seen)
     assert sar.total <= 0.6 and sar.parts["why"] == 0.0  # the alert names a rule, no typology
-    at_step_one = frozenset(CaseIndex(case.public).alert_ids())  # only the alert's own facts
+    # Only the alert's own facts: the alert and its transactions (the header also lists the IDs
+    # of records they reference, an invoice say, whose content no tool has shown yet).
+    at_step_one = frozenset({case.public.alert.id, *case.public.alert.transaction_ids})
     sar = score_text(case.truth, _sar(case, text), case.public, at_step_one)
     assert sar.parts["what"] <= 0.5 and sar.parts["when"] <= 0.5 and sar.total <= 0.5
     close = score_text(case.truth, Decision("close_alert", text=text), case.public, seen)
