@@ -3,8 +3,9 @@ return; tests and evaluation only).
 
 It decides from the truth but is paid like anyone else, so it still gathers the evidence: one
 record of every decisive view (`GroundTruth.decisive_evidence`) returned by a tool, one carrier
-of every red flag returned by a tool and kept on disk, every subject seen, and the justifying
-sections loaded. It picks the cheapest record of each view (alert records cost nothing; a wire
+of every red flag returned by a tool and kept on disk, every subject seen, the records on file
+that explain a benign case's anomalies (for its close reason), and the justifying sections
+loaded. It picks the cheapest record of each view (alert records cost nothing; a wire
 trace costs two calls and a wait), requests the trace first, writes carriers in batches just
 before their page would leave RAM, and fills the trace's wait with the section loads it needs
 anyway.
@@ -37,7 +38,7 @@ class Oracle(ScriptedPolicy):
         self.alert_ids = set(obs.context.ram[-1].ids)
         self.seen = set(seen_ids(obs)) | self.alert_ids
         self.disk: set[str] = set()
-        self.job: dict | None = None
+        self.jobs: list[dict] = []  # outstanding async jobs (wire traces, information requests)
         planned: list[MemexAction] = []
 
         def plan(target: str) -> None:
@@ -58,12 +59,16 @@ class Oracle(ScriptedPolicy):
             plan(carriers[flag.code])
         for view in truth.decisive_evidence:
             plan(pick(view))
+        # A benign case's close reason cites the records that explain its anomalies.
+        for rid in () if truth.suspicious else truth.explanation_ids:
+            plan(rid)
         self.pending = set(carriers.values())
         sections = list(truth.justifying_sections)
         # A counterparty's registry first and traces next (the counterparty and the invoice are
         # named only by the alert page, which leaves RAM after two steps; a trace's result takes
         # steps to arrive), then trade documents, then the rest.
-        order = {"query_transactions": 0, "request_wire_trace": 0, "verify_customs_invoice": 1}
+        order = {"query_transactions": 0, "request_wire_trace": 0, "request_information": 0,
+                 "verify_customs_invoice": 1}
         subject = self.case.public.alert.subject_id
         planned.sort(key=lambda a: -1 if a.tool == "query_beneficial_ownership"
                      and a.arguments.get("entity_id") != subject else order.get(a.tool, 2))
@@ -74,7 +79,7 @@ class Oracle(ScriptedPolicy):
                 if subject in self.seen:
                     break
                 yield from self._do(action)
-        while self.job is not None:  # the trace is the last thing outstanding
+        while self.jobs:  # the async results are the last thing outstanding
             if self._due():
                 yield from self._retrieve()
             elif sections:
@@ -124,18 +129,19 @@ class Oracle(ScriptedPolicy):
 
     def _due(self) -> bool:
         """Whether the trace is ready for the next action to collect."""
-        return self.job is not None and self.obs.step + 1 >= self.job["ready_at_step"]
+        return bool(self.jobs) and self.obs.step + 1 >= self.jobs[0]["ready_at_step"]
 
     def _do(self, action: MemexAction):
         """Run a planned action, collecting the trace first whenever it is due."""
         if self._due():
             yield from self._retrieve()
         result = yield from self._step(action)
-        if action.tool == "request_wire_trace" and result.error is None:
-            self.job = result.result
+        if action.tool in ("request_wire_trace", "request_information") \
+                and result.error is None:
+            self.jobs = sorted([*self.jobs, result.result], key=lambda j: j["ready_at_step"])
 
     def _retrieve(self):
-        job, self.job = self.job, None
+        job = self.jobs.pop(0)
         yield from self._step(act("retrieve_async_result", job_id=job["job_id"]))
 
     # ---- where each record is revealed --------------------------------------------------
@@ -154,6 +160,8 @@ class Oracle(ScriptedPolicy):
         prefix, subject = target.split("-")[0], pub.alert.subject_id
         if target in self.alert_ids:
             return []
+        replies = {i: r for r in pub.information_replies
+                   for i in (r.id, *(d.id for d in r.documents))}
         if prefix == "TXN":
             t = next(t for t in pub.transactions if t.id == target)
             ours = {a.id for a in pub.accounts if a.ours}
@@ -180,6 +188,9 @@ class Oracle(ScriptedPolicy):
         if prefix == "MKT":
             commodity = next(m.commodity for m in pub.market_prices if m.id == target)
             return [act("check_market_price", commodity=commodity)]
+        if prefix == "RFI" or (prefix == "DOC" and target in replies):
+            reply = replies[target]
+            return [act("request_information", entity_id=reply.entity_id, topic=reply.topic)]
         if prefix in ("SOF", "DOC"):
             return [act("check_source_of_funds", entity_id=subject)]
         if prefix == "WL":

@@ -383,7 +383,8 @@ def watchlist(b: CaseBuilder, s: Surface, mode: str, party: Entity | None = None
         return Outcome(((entry.id,),), flag, disposition=mode, **_reply_or_evasive(
             b, mode, (), lambda: passport(true_id) if party is None else ()))
     if mode == EXPLAINED:
-        return Outcome(((entry.id,),), disposition=mode, explanation_ids=(subj.id,))
+        # the entry's identifiers against the party's own record explain the hit
+        return Outcome(((entry.id,),), disposition=mode, explanation_ids=(entry.id, subj.id))
     return Outcome(((entry.id,),), disposition=mode, reply_docs=passport(true_id))
 
 
