@@ -91,7 +91,7 @@ soak: $(VENV)/.core
 # docs/baselines.md: the baseline table on the test split (traces go to runs/, not docs/).
 baselines: $(VENV)/.all
 	$(PY) -m memex.evaluation.harness --serve --split test --episodes 5 --repeats 2 \
-		--policies heuristic,oracle,random,always_sar,always_close,all_codes_sar,tool_spam,os_farming,never_decide,memorised_closer,memorised_sar,alert_only,one_lookup \
+		--policies heuristic,oracle,random,always_sar,always_close,all_codes_sar,tool_spam,os_farming,never_decide,memorised_closer,memorised_sar,alert_only,one_lookup,first_failure_checklist,anomaly_counter,investigate_then_sar,investigate_then_close \
 		--workers 4 --traces first --out runs/baselines --report docs/baselines.md \
 		--plots-dir docs/baselines --title "Memex baselines on the test split"
 

@@ -282,8 +282,9 @@ class Heuristic(ScriptedPolicy):
     # ---- the wire trace: requested first, collected when due ------------------------------
     def _request_trace(self, rule: str, txns: list[dict], accounts: set[str]):
         """Ask for the trace of the wire the rule's story turns on: the largest payout of a
-        fan-out, the first trade payment, the PEP transfer, or the wire that followed the
-        cash (found in the ledger)."""
+        fan-out, the first trade payment, the PEP transfer (the largest inbound wire: the alert
+        lists the smaller transfers it counts too), or the wire that followed the cash (found
+        in the ledger)."""
         wire = None
         if rule == CASH:
             start = self.alert["window"]["start"]
@@ -297,7 +298,7 @@ class Heuristic(ScriptedPolicy):
             if rule in (FLOW, FUNNEL):
                 outs = [t for t in wires if t["from_account"] in accounts]
                 wire = max(outs, key=lambda t: (t["amount_usd"], t["id"]), default=None)
-            elif rule in (LOAN, PROPERTY):  # where the loan or the purchase money came from
+            elif rule in (LOAN, PROPERTY, PEP):  # where the loan, purchase or PEP money came from
                 ins = [t for t in wires if t["to_account"] in accounts]
                 wire = max(ins, key=lambda t: (t["amount_usd"], t["id"]), default=None)
             else:
@@ -472,9 +473,14 @@ class Heuristic(ScriptedPolicy):
 
     def _source_of_funds_check(self, rule: str, subject: str, txns: list[dict],
                                accounts: set[str]):
-        """Declared source-of-funds documents vs the alerted inflow; a document above the flow
-        is explained by the FX margin and charges the ledger shows on the first day."""
+        """Declared source-of-funds documents vs the alerted inflow (for a PEP alert the
+        transfer itself, manual 5.3, not the smaller ones the alert also counts); a document
+        above the flow is explained by the FX margin and charges the ledger shows on the first
+        day."""
         flow = sum(t["amount_usd"] for t in txns if t["to_account"] in accounts)
+        if rule == PEP:
+            flow = max((t["amount_usd"] for t in txns if t["to_account"] in accounts),
+                       default=0.0)
         docs = [d for d in (yield from self._declarations(subject)) if d.get("amount_usd")]
         check = CheckResult(SOURCE_OF_FUNDS, present=bool(docs) and flow > 0)
         self.checks[SOURCE_OF_FUNDS] = check

@@ -3,11 +3,12 @@ return; tests and evaluation only).
 
 It decides from the truth but is paid like anyone else, so it still gathers the evidence: one
 record of every decisive view (`GroundTruth.decisive_evidence`) returned by a tool, one carrier
-of every red flag returned by a tool and kept on disk, every subject seen, and the justifying
-sections loaded. It picks the cheapest record of each view (alert records cost nothing; a wire
-trace costs two calls and a wait), requests the trace first, writes carriers in batches just
-before their page would leave RAM, and fills the trace's wait with the section loads it needs
-anyway.
+of every red flag returned by a tool and kept on disk, every subject seen, one record that
+explains a benign case's anomalies (for its close reason), and the justifying sections loaded.
+It picks the cheapest record of each view (alert records cost nothing; a wire trace or a reply
+to a request for information costs a call and a wait), requests the trace first, writes
+carriers in batches just before their page would leave RAM, and fills the waits with the
+section loads it needs anyway.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from memex.policies.scripted import ScriptedPolicy, act, seen_ids
 # Calls a record type costs to reveal (alert records are free); cheaper views are preferred.
 REVEAL_COST = {"OWN": 1, "LOG": 1, "SOF": 1, "DOC": 1, "WL": 1, "CUS": 1, "INV": 1, "BOL": 1,
                "MKT": 1, "TXN": 1, "ENT": 1, "HOP": 2}
+REPLY_COST = 3  # a reply to a request for information (or a document in it): a call and a wait
 
 
 class Oracle(ScriptedPolicy):
@@ -37,7 +39,7 @@ class Oracle(ScriptedPolicy):
         self.alert_ids = set(obs.context.ram[-1].ids)
         self.seen = set(seen_ids(obs)) | self.alert_ids
         self.disk: set[str] = set()
-        self.job: dict | None = None
+        self.jobs: list[dict] = []  # outstanding async jobs (wire traces, information requests)
         planned: list[MemexAction] = []
 
         def plan(target: str) -> None:
@@ -50,7 +52,8 @@ class Oracle(ScriptedPolicy):
             return min(ids, key=lambda i: (
                 0 if i in self.alert_ids else
                 1 if all(a.model_dump_json() in keys for a in self._path_to(i)) else
-                1 + REVEAL_COST.get(i.split("-")[0], 3), i))
+                1 + (REPLY_COST if i in self._replies() else
+                     REVEAL_COST.get(i.split("-")[0], 3)), i))
 
         carriers = {}
         for flag in truth.red_flags if truth.suspicious else ():
@@ -58,12 +61,17 @@ class Oracle(ScriptedPolicy):
             plan(carriers[flag.code])
         for view in truth.decisive_evidence:
             plan(pick(view))
+        # A benign case's close reason cites a record that explains its anomalies (the
+        # cheapest one: a record on file before a reply to a request for information).
+        if not truth.suspicious and truth.explanation_ids:
+            plan(pick(truth.explanation_ids))
         self.pending = set(carriers.values())
         sections = list(truth.justifying_sections)
         # A counterparty's registry first and traces next (the counterparty and the invoice are
         # named only by the alert page, which leaves RAM after two steps; a trace's result takes
         # steps to arrive), then trade documents, then the rest.
-        order = {"query_transactions": 0, "request_wire_trace": 0, "verify_customs_invoice": 1}
+        order = {"query_transactions": 0, "request_wire_trace": 0, "verify_customs_invoice": 1,
+                 "request_information": 1.5}
         subject = self.case.public.alert.subject_id
         planned.sort(key=lambda a: -1 if a.tool == "query_beneficial_ownership"
                      and a.arguments.get("entity_id") != subject else order.get(a.tool, 2))
@@ -74,7 +82,7 @@ class Oracle(ScriptedPolicy):
                 if subject in self.seen:
                     break
                 yield from self._do(action)
-        while self.job is not None:  # the trace is the last thing outstanding
+        while self.jobs:  # the async results are the last thing outstanding
             if self._due():
                 yield from self._retrieve()
             elif sections:
@@ -124,18 +132,19 @@ class Oracle(ScriptedPolicy):
 
     def _due(self) -> bool:
         """Whether the trace is ready for the next action to collect."""
-        return self.job is not None and self.obs.step + 1 >= self.job["ready_at_step"]
+        return bool(self.jobs) and self.obs.step + 1 >= self.jobs[0]["ready_at_step"]
 
     def _do(self, action: MemexAction):
         """Run a planned action, collecting the trace first whenever it is due."""
         if self._due():
             yield from self._retrieve()
         result = yield from self._step(action)
-        if action.tool == "request_wire_trace" and result.error is None:
-            self.job = result.result
+        if action.tool in ("request_wire_trace", "request_information") \
+                and result.error is None:
+            self.jobs = sorted([*self.jobs, result.result], key=lambda j: j["ready_at_step"])
 
     def _retrieve(self):
-        job, self.job = self.job, None
+        job = self.jobs.pop(0)
         yield from self._step(act("retrieve_async_result", job_id=job["job_id"]))
 
     # ---- where each record is revealed --------------------------------------------------
@@ -148,12 +157,18 @@ class Oracle(ScriptedPolicy):
             accounts.get(t.from_account or "") == entity_id
             or accounts.get(t.to_account or "") == entity_id for t in alerted)
 
+    def _replies(self) -> dict:
+        """The replies to requests for information by their ID and their documents' IDs."""
+        return {i: r for r in self.case.public.information_replies
+                for i in (r.id, *(d.id for d in r.documents))}
+
     def _path_to(self, target: str) -> list[MemexAction]:
         """Tool calls that reveal `target`, starting from what the alert shows."""
         pub = self.case.public
         prefix, subject = target.split("-")[0], pub.alert.subject_id
         if target in self.alert_ids:
             return []
+        replies = self._replies()
         if prefix == "TXN":
             t = next(t for t in pub.transactions if t.id == target)
             ours = {a.id for a in pub.accounts if a.ours}
@@ -180,6 +195,9 @@ class Oracle(ScriptedPolicy):
         if prefix == "MKT":
             commodity = next(m.commodity for m in pub.market_prices if m.id == target)
             return [act("check_market_price", commodity=commodity)]
+        if prefix == "RFI" or (prefix == "DOC" and target in replies):
+            reply = replies[target]
+            return [act("request_information", entity_id=reply.entity_id, topic=reply.topic)]
         if prefix in ("SOF", "DOC"):
             return [act("check_source_of_funds", entity_id=subject)]
         if prefix == "WL":

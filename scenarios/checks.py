@@ -105,7 +105,10 @@ DOC_DESCRIPTIONS = {
     "capital contribution agreement": "Members' capital contribution to the company",
     "member loan agreement": "Loan from a member to the company for the purchase",
 }
-GENERIC_DOCS = ("bank reference letter", "salary certificate", "certificate of incorporation")
+# Due-diligence papers that explain nothing in particular, by the kind of customer that files
+# them (a person has no certificate of incorporation).
+GENERIC_DOCS = {"person": ("bank reference letter", "salary certificate"),
+                "company": ("bank reference letter", "certificate of incorporation")}
 
 
 @dataclass
@@ -201,8 +204,8 @@ def source_of_funds(b: CaseBuilder, s: Surface, mode: str, code: str) -> Outcome
     first = _first_day(s)
     when = iso(first - timedelta(days=b.ri(2, 20)))
     doc = b.supporting(kind, DOC_DESCRIPTIONS[kind], amount, when, s.doc_counterparty)
-    extra = b.supporting(b.pick(GENERIC_DOCS), "Standard due-diligence document", None,
-                         b.past_date(200, 900))
+    extra = b.supporting(b.pick(GENERIC_DOCS[s.subject.kind]), "Standard due-diligence "
+                         "document", None, b.past_date(200, 900))
     sof = b.sof(s.subject, f"{kind} and ordinary income", (doc, extra))
 
     def unrelated_charge() -> float:
@@ -236,8 +239,8 @@ def source_of_funds(b: CaseBuilder, s: Surface, mode: str, code: str) -> Outcome
 def generic_source_of_funds(b: CaseBuilder, s: Surface) -> None:
     """A declaration that explains nothing in particular (written for everyone alike)."""
     if b.rng.random() < 0.5:
-        doc = b.supporting(b.pick(GENERIC_DOCS), "Standard due-diligence document", None,
-                           b.past_date(200, 900))
+        doc = b.supporting(b.pick(GENERIC_DOCS[s.subject.kind]), "Standard due-diligence "
+                           "document", None, b.past_date(200, 900))
         b.sof(s.subject, "ordinary income and savings", (doc,))
 
 
@@ -383,7 +386,8 @@ def watchlist(b: CaseBuilder, s: Surface, mode: str, party: Entity | None = None
         return Outcome(((entry.id,),), flag, disposition=mode, **_reply_or_evasive(
             b, mode, (), lambda: passport(true_id) if party is None else ()))
     if mode == EXPLAINED:
-        return Outcome(((entry.id,),), disposition=mode, explanation_ids=(subj.id,))
+        # the entry's identifiers against the party's own record explain the hit
+        return Outcome(((entry.id,),), disposition=mode, explanation_ids=(entry.id, subj.id))
     return Outcome(((entry.id,),), disposition=mode, reply_docs=passport(true_id))
 
 
