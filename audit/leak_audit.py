@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 from tqdm import tqdm
 
+from memex.audit.relations import cross_record_relations
 from memex.scenarios import DEFAULT_BENIGN_SHARE, DIFFICULTIES, SPLITS, CaseSpec, build
 from memex.scenarios.case import Case
 from memex.scenarios.difficulty import ALERT_WINDOW_DAYS
@@ -244,6 +245,7 @@ def featurise(views: dict[str, Any], names: Iterable[str], rule: str, as_of: dat
     _relations(groups, f, within=True)
     if len(groups) > 1:
         _relations(groups, f, within=False)
+        cross_record_relations(groups, f)
     return f
 
 
