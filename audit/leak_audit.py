@@ -17,7 +17,10 @@ red flag is:
   as days before the case date, list lengths and distinct-value counts;
 - relations, because an investigator compares: for each field path, how many of its IDs,
   names and dates recur under another path (of the same view, or of each other view in the
-  combined one), and how close its numbers come to the numbers elsewhere (log ratio).
+  combined one), and how close its numbers come to the numbers elsewhere (log ratio);
+- in the combined view only, relations between records of different views for every pair (or
+  triple) of field paths (`audit.relations`): identifier equality and inequality, signed ratios
+  and k% closeness of figures, and differences of two amounts equal to a third within a cent.
 
 The monitoring rule is added to every view (the agent always knows which rule fired). A
 gradient-boosted classifier (scikit-learn `HistGradientBoostingClassifier`) is
