@@ -1,11 +1,11 @@
 """The leak audit at test size: the alert alone, and any one other tool's output alone, cannot
 decide a case; everything a thorough investigation gathers can.
 
-The same code as `python -m memex.audit.leak_audit` (which writes docs/leak_audit.md at
-2,000 cases per difficulty), on fewer cases of the hardest difficulty (the most cross-checks to
-combine, the deepest traces). With fewer cases an accuracy is noisier, so each ceiling is allowed
-two standard errors of the sample on top of the documented bar (and the combined floor two
-below it); the bar itself is unchanged.
+The same code as `python -m memex.audit.leak_audit` (docs/leak_audit.md states the number of
+cases per difficulty it was generated at), on fewer cases of the hardest difficulty (the most
+cross-checks to combine, the deepest traces). With fewer cases an accuracy is noisier, so each
+ceiling is allowed two standard errors of the sample on top of the documented bar (and the
+combined floor two below it); the bar itself is unchanged.
 """
 
 from __future__ import annotations
