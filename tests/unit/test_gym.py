@@ -205,16 +205,25 @@ def _menu_investigator(env: GymEnv, spec) -> tuple[float, list[str]]:
             total += reward
 
     def wait_and_collect() -> None:
-        fillers = [_slot(env, "assess_risk", k) for k in range(SPEC.widths["entity"])]
+        fillers = [i for i, s in enumerate(env.slots) if s.tool in (
+            "assess_risk", "get_customer_profile", "check_device_overlap", "check_watchlist",
+            "query_beneficial_ownership", "check_source_of_funds")]
         while any(j.status == "pending" for j in env.obs.context.jobs) and any(
-                info["action_mask"][i] for i in fillers):  # a risk score a step, while new
+                info["action_mask"][i] for i in fillers):  # read the file meanwhile
             go(next(i for i in fillers if info["action_mask"][i]))
         for k in range(SPEC.widths["job"]):
             go(_slot(env, "retrieve_async_result", k))
 
+    def ask() -> None:
+        """Each anomaly nothing on file explains: its records to disk while in RAM, and a
+        request for information."""
+        for c, (read, anomaly, explained) in env.reader.checks().items():
+            if read and anomaly and not explained:
+                go(_slot(env, "write_to_case_file", note=BREAK_CODE[c]))
+                go(_slot(env, "request_information", topic=TOPIC[c]))
+
     for tool in ("query_transactions", "request_wire_trace", "query_beneficial_ownership",
-                 "check_device_overlap", "check_source_of_funds", "check_watchlist",
-                 "get_customer_profile"):
+                 "check_source_of_funds", "get_customer_profile", "check_device_overlap"):
         go(_slot(env, tool))
     # The KYC file of whoever runs a company subject (its first director): the household.
     directors = (env.reader.last("query_beneficial_ownership", entity_id=env.reader.subject)
@@ -223,11 +232,11 @@ def _menu_investigator(env: GymEnv, spec) -> tuple[float, list[str]]:
         go(next((i for i, c in env.offered() if c == (
             "get_customer_profile", {"entity_id": directors[0]["entity_id"]})), 0))
     go(_slot(env, "query_transactions", channel=None))  # the first day: FX charges
+    ask()
+    go(_slot(env, "check_watchlist"))
+    ask()
     wait_and_collect()
-    asked = {TOPIC[c] for c, (read, anomaly, explained) in env.reader.checks().items()
-             if read and anomaly and not explained}
-    for topic in sorted(asked):
-        go(_slot(env, "request_information", topic=topic))
+    ask()
     wait_and_collect()
     broke = [c for c, (read, anomaly, explained) in env.reader.checks().items()
              if read and anomaly and not explained]
