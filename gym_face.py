@@ -7,9 +7,11 @@ account is account 0), a ledger page's lines outgoing wires first, largest first
 aimed at only while it is resident (alert, RAM, disk), so the menu never page-faults.
 `request_wire_trace` aims at transactions a page showed as wires,
 `check_watchlist` at an entity by its name, `check_market_price` at a commodity an invoice
-named, `retrieve_async_result` at a trace job once it is due (polling early is a penalised no-op).
+named, `retrieve_async_result` at a job (a trace or a customer's answer) once it is due (polling early
+is a penalised no-op); `request_information` at an entity, one slot per topic of its closed set.
 
-**Completion.** `query_transactions` lists the account's wires from the alert window's start;
+**Completion.** `query_transactions` lists the account's wires from the alert window's start,
+or every line of the window's first day (where an FX-charges line explains a document's excess);
 `write_to_case_file` writes the resident IDs (newest page first) not yet under its note, the note
 being one of the manual's red-flag codes (a tagged note) or "evidence"; `file_sar` names the subject
 and the entities of its tagged notes, one finding per tag with that note's IDs as evidence, and
@@ -24,8 +26,9 @@ kind; the share of the step budget used; whether the last call failed; the trace
 state; which tools' pages sit in RAM with IDs not yet on disk; for each cross-check the
 heuristic investigator runs (`policies.heuristic`: documents vs the alerted inflow, the trace's
 last hop vs the registry, device co-users vs the registry, watchlist dates vs KYC dates, holdings
-vs alerted counterparties, invoice price vs the market band) whether both views have been read
-and whether the story held or broke; the tags on disk; the kernel's sections.
+vs alerted counterparties, invoice price vs the market band), once both views have been read,
+its disposition: clear, anomaly explained (on file or by the customer's answer, as
+`policies.heuristic` weighs it), or anomaly unexplained; the tags on disk; the kernel's sections.
 """
 
 from __future__ import annotations
