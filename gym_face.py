@@ -7,8 +7,9 @@ account is account 0), a ledger page's lines outgoing wires first, largest first
 aimed at only while it is resident (alert, RAM, disk), so the menu never page-faults.
 `request_wire_trace` aims at transactions a page showed as wires,
 `check_watchlist` at an entity by its name, `check_market_price` at a commodity an invoice
-named, `retrieve_async_result` at a job (a trace or a customer's answer) once it is due (polling early
-is a penalised no-op); `request_information` at an entity, one slot per topic of its closed set.
+named, `retrieve_async_result` at a job (a trace or a customer's answer) once it is due
+(polling early is a penalised no-op); `request_information` at an entity, one slot per topic of
+its closed set.
 
 **Completion.** `query_transactions` lists the account's wires from the alert window's start,
 or every line of the window's first day (where an FX-charges line explains a document's excess);
