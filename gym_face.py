@@ -7,9 +7,12 @@ account is account 0), a ledger page's lines outgoing wires first, largest first
 aimed at only while it is resident (alert, RAM, disk), so the menu never page-faults.
 `request_wire_trace` aims at transactions a page showed as wires,
 `check_watchlist` at an entity by its name, `check_market_price` at a commodity an invoice
-named, `retrieve_async_result` at a trace job once it is due (polling early is a penalised no-op).
+named, `retrieve_async_result` at a job (a trace or a customer's answer) once it is due
+(polling early is a penalised no-op); `request_information` at an entity, one slot per topic of
+its closed set.
 
-**Completion.** `query_transactions` lists the account's wires from the alert window's start;
+**Completion.** `query_transactions` lists the account's wires from the alert window's start,
+or every line of the window's first day (where an FX-charges line explains a document's excess);
 `write_to_case_file` writes the resident IDs (newest page first) not yet under its note, the note
 being one of the manual's red-flag codes (a tagged note) or "evidence"; `file_sar` names the subject
 and the entities of its tagged notes, one finding per tag with that note's IDs as evidence, and
@@ -24,8 +27,9 @@ kind; the share of the step budget used; whether the last call failed; the trace
 state; which tools' pages sit in RAM with IDs not yet on disk; for each cross-check the
 heuristic investigator runs (`policies.heuristic`: documents vs the alerted inflow, the trace's
 last hop vs the registry, device co-users vs the registry, watchlist dates vs KYC dates, holdings
-vs alerted counterparties, invoice price vs the market band) whether both views have been read
-and whether the story held or broke; the tags on disk; the kernel's sections.
+vs alerted counterparties, invoice price vs the market band), once both views have been read,
+its disposition: clear, anomaly explained (on file or by the customer's answer, as
+`policies.heuristic` weighs it), or anomaly unexplained; the tags on disk; the kernel's sections.
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ import numpy as np
 from memex.envkit.gym import Call, GymSpec, Reader
 from memex.models import TOOL_NAMES
 from memex.policies.heuristic import (
+    CHARGES_MATCH_SHARE,
     CLOSE_SECTION,
     DOCUMENT_MATCH_FACTOR,
     FAIL_SECTION,
@@ -47,6 +52,7 @@ from memex.policies.heuristic import (
     PRICE_FACTOR,
     SAR_SECTION,
     TYPOLOGY,
+    Heuristic,
 )
 from memex.scenarios.ids import ID_PATTERN, record_type
 from memex.scenarios.manual import CTR_THRESHOLD_USD, RED_FLAG_CODES, SECTIONS
@@ -63,7 +69,7 @@ SURFACE = ("CASH_BELOW_CTR_THRESHOLD", "MULTI_BRANCH_CASH", "MULTIPLE_DEPOSITORS
 CHECKS = ("source_of_funds", "trace", "device", "watchlist", "holdings", "price")
 MAX_EVIDENCE = 64  # `declarations.MAX_ARG_ITEMS`
 MAX_FINDING_IDS = 40  # `graders.decision.Finding.evidence_ids`
-FEATURE_SIZE = (len(RULES) + len(SURFACE) + 1 + 1 + 1 + 2 + len(TOOL_NAMES) + 2 * len(CHECKS)
+FEATURE_SIZE = (len(RULES) + len(SURFACE) + 1 + 1 + 1 + 2 + len(TOOL_NAMES) + 3 * len(CHECKS)
                 + len(NOTES) + len(SECTION_IDS))
 
 
@@ -162,7 +168,10 @@ class AmlReader(Reader):
         if tool == "update_system_prompt":
             return None if arguments["section_id"] in loaded else arguments
         if tool == "query_transactions":
-            return {**arguments, "start_date": self.alert["window"]["start"], "limit": 20}
+            start = self.alert["window"]["start"]
+            if "channel" in arguments:
+                return {**arguments, "start_date": start, "limit": 20}
+            return {**arguments, "start_date": start, "end_date": start, "limit": 100}
         if tool == "write_to_case_file":
             if len(ctx.disk) >= MAX_NOTES:
                 return None
@@ -209,59 +218,113 @@ class AmlReader(Reader):
                 "narrative": "Red flags on file: " + (", ".join(findings) or "none") + "."}
 
     # -- features --
-    def checks(self) -> dict[str, tuple[bool, bool]]:
-        """Each cross-check: (both views read, the story broke)."""
+    def _documents(self, tool: str = "check_source_of_funds") -> list[dict[str, Any]]:
+        """The customer's declared documents (newest source-of-funds page)."""
+        sof = self.last(tool, entity_id=self.subject) or {}
+        return [d for s in sof.get("declarations", []) for d in s["documents"]]
+
+    def _replies(self, topic: str) -> list[dict[str, Any]]:
+        """The documents of the customer's answers on `topic` collected so far."""
+        return [d for _, r in self.results.get("retrieve_async_result", [])
+                if r.get("topic") == topic for d in r.get("documents", [])]
+
+    def checks(self) -> dict[str, tuple[bool, bool, bool]]:
+        """Each cross-check of `CHECKS` as the heuristic weighs it: (its views read, the views
+        disagree, an explanation was found on file or in the customer's answer)."""
         subject, name = self.subject, self.alert["subject"]["name"]
         txns = self.alert["transactions"]
         owners = self.last("query_beneficial_ownership", entity_id=subject)
         holdings = {h["company"]["entity_id"]: h for h in (owners or {}).get("holdings", [])}
-        out: dict[str, tuple[bool, bool]] = {}
+        directors = [d["entity_id"] for d in (owners or {}).get("directors", [])]
+        declared = self._documents()
+        out: dict[str, tuple[bool, bool, bool]] = {}
 
         sof = self.last("check_source_of_funds", entity_id=subject)
         flow = sum(t["amount_usd"] for t in txns if t["to_account"] in self.accounts)
-        docs = [d for s in (sof or {}).get("declarations", []) for d in s["documents"]
-                if d.get("amount_usd")]
-        out["source_of_funds"] = (sof is not None, bool(docs) and flow > 0 and not any(
+        docs = [d for d in declared if d.get("amount_usd")]
+        anomaly = bool(docs) and flow > 0 and not any(
             1 / DOCUMENT_MATCH_FACTOR <= d["amount_usd"] / flow <= DOCUMENT_MATCH_FACTOR
-            for d in docs))
+            for d in docs)
+        explained = False
+        if anomaly:
+            gap = min(docs, key=lambda d: abs(d["amount_usd"] - flow))["amount_usd"] - flow
+            ledger = [x for _, r in self.results.get("query_transactions", [])
+                      for x in r.get("lines", []) if x.get("direction") == "out"]
+            explained = gap > 0 and any(
+                abs(x["amount_usd"] - gap) <= CHARGES_MATCH_SHARE * flow
+                for x in ledger + [d for d in self._replies("source_of_funds")
+                                   if d.get("amount_usd")])
+        out["source_of_funds"] = (sof is not None, anomaly, explained)
 
-        trace = self.last("retrieve_async_result")
+        trace = next((r for _, r in reversed(self.results.get("retrieve_async_result", []))
+                      if "hops" in r), None)
         hops = sorted((trace or {}).get("hops", []), key=lambda h: h["sequence"])
-        broke = False
+        anomaly = explained = False
         if len(hops) > 1:
             last = hops[-1]
             own_names = {h["company"]["name"] for h in holdings.values()} | {name}
-            broke = last.get("party_id") in holdings or last.get("party_id") == subject or \
+            anomaly = last.get("party_id") in holdings or last.get("party_id") == subject or \
                 last["party_name"] in own_names
-        out["trace"] = (trace is not None and owners is not None, broke)
+            explained = anomaly and any(Heuristic._disclosure(last["party_name"], d) for d in (
+                declared, self._replies("related_parties")))
+        out["trace"] = (trace is not None and owners is not None, anomaly, explained)
 
         device = self.last("check_device_overlap", entity_id=subject)
-        insiders = {subject, *holdings,
-                    *(d["entity_id"] for d in (owners or {}).get("directors", []))}
-        out["device"] = (device is not None and owners is not None, any(
-            s["entity_id"] not in insiders for s in (device or {}).get("shared_with", [])))
+        insiders = {subject, *holdings, *directors}
+        unrelated = [s for s in (device or {}).get("shared_with", [])
+                     if s["entity_id"] not in insiders]
+        actor = subject if self.alert["subject"]["kind"] == "person" or not directors \
+            else directors[0]
+        household = {m["entity_id"] for m in (self.last("get_customer_profile", entity_id=actor)
+                                              or {}).get("household", [])}
+        named = {d.get("counterparty") for d in self._replies("device_use")
+                 if d.get("kind") == "household declaration"}
+        out["device"] = (device is not None and owners is not None, bool(unrelated),
+                         bool(unrelated) and (all(s["entity_id"] in household for s in unrelated)
+                                              or all(s["name"] in named for s in unrelated)))
 
         screen = self.last("check_watchlist", name=name)
         hits = [h for h in (screen or {}).get("hits", []) if h["list"] != "pep"]
         profile = self.last("get_customer_profile", entity_id=subject) or {}
         own_date = profile.get("date_of_birth") or profile.get("incorporation_date")
-        out["watchlist"] = (screen is not None and (not hits or bool(profile)),
-                            any(own_date and h.get("date_of_birth") == own_date for h in hits))
+        same = [h for h in hits if own_date and h.get("date_of_birth") == own_date]
+        refs = {d.get("reference") for d in self._replies("identity") if d.get("reference")}
+        cleared = all(Heuristic._identifiers_clear(h, profile) for h in same) or (
+            bool(refs) and all(h.get("id_number") and h["id_number"] not in refs for h in same))
+        out["watchlist"] = (screen is not None and (not hits or bool(profile)), bool(same),
+                            bool(same) and cleared)
 
         counterparties = {p for t in txns for p in (t.get("from_party_id"), t.get("to_party_id"))
                           if p and p != subject}
-        out["holdings"] = (owners is not None, bool(set(holdings) & counterparties))
+        related = [h["company"]["name"] for c, h in holdings.items() if c in counterparties]
+        out["holdings"] = (owners is not None, bool(related), bool(related) and any(
+            all(Heuristic._disclosure(n, d) for n in related)
+            for d in (declared, self._replies("related_parties"))))
 
+        out["price"] = self._price_check()
+        return out
+
+    def _price_check(self) -> tuple[bool, bool, bool]:
+        """The invoice's unit price vs the market band; a CIF price is compared net of the
+        freight on the bill of lading or on a freight invoice the customer sent."""
         shipment = next((r for _, r in reversed(self.results.get("verify_customs_invoice", []))),
-                        None)
-        invoice = next((d for d in (shipment or {}).get("documents", [])
-                        if d.get("unit_price_usd")), None)
+                        None) or {}
+        documents = shipment.get("documents", [])
+        invoice = next((d for d in documents if d.get("unit_price_usd")), None)
         band = self.last("check_market_price", commodity=invoice["commodity"]) \
             if invoice else None
-        out["price"] = (band is not None, bool(band) and (
-            invoice["unit_price_usd"] > band["high_usd"] * PRICE_FACTOR
-            or invoice["unit_price_usd"] < band["low_usd"] / PRICE_FACTOR))
-        return out
+        if not band:
+            return band is not None, False, False
+        unit, qty = invoice["unit_price_usd"], invoice.get("quantity") or 1
+        low, high = band["low_usd"] / PRICE_FACTOR, band["high_usd"] * PRICE_FACTOR
+        if low <= unit <= high:
+            return True, False, False
+        ref = invoice.get("shipment_ref") or shipment.get("shipment_ref")
+        freights = [d.get("freight_usd") for d in documents if d.get("kind") == "bill_of_lading"]
+        freights += [d.get("amount_usd") for d in self._replies("trade_terms")
+                     if d.get("reference") == ref]
+        return True, True, invoice.get("price_basis") == "CIF" and any(
+            low <= unit - f / qty <= high for f in freights if f)
 
     def surface(self) -> list[float]:
         """What the alert's cash deposits show (`SURFACE`): two or more just below the CTR
@@ -290,8 +353,9 @@ class AmlReader(Reader):
         disk = {i for n in ctx.disk for i in n.ids}
         unsaved = {p.tool for p in ctx.ram if set(p.ids) - disk}
         f += [float(t in unsaved) for t in TOOL_NAMES]
-        for read, broke in self.checks().values():
-            f += [float(read and broke), float(read and not broke)]
+        for read, anomaly, explained in self.checks().values():
+            f += [float(read and anomaly and not explained), float(read and explained),
+                  float(read and not anomaly)]
         tags = {n.text for n in ctx.disk}
         f += [float(t in tags) for t in NOTES]
         loaded = {s.section_id for s in ctx.kernel}
@@ -302,7 +366,7 @@ class AmlReader(Reader):
 class AmlGymSpec(GymSpec):
     widths: ClassVar[dict[str, int]] = {
         "entity": 4, "entity_name": 2, "account": 1, "transaction": 2, "wire": 2, "invoice": 1,
-        "job": 1, "commodity": 1}
+        "job": 4, "commodity": 1}
     targets: ClassVar[dict[str, tuple[str, str]]] = {
         "check_watchlist": ("name", "entity_name"),
         "check_market_price": ("commodity", "commodity"),
@@ -313,7 +377,7 @@ class AmlGymSpec(GymSpec):
 
     def variants(self, tool: str) -> list[dict[str, Any]] | None:
         if tool == "query_transactions":
-            return [{"channel": "wire"}]
+            return [{"channel": "wire"}, {}]  # the wires since the window, or its first day
         if tool == "write_to_case_file":
             return [{"note": n} for n in NOTES]
         if tool == "update_system_prompt":

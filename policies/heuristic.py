@@ -516,7 +516,8 @@ class Heuristic(ScriptedPolicy):
                                  lambda docs: charges([d for d in docs if d.get("amount_usd")],
                                                       "conversion advice"))
 
-    def _identifiers_clear(self, hit: dict, profile: dict) -> bool:
+    @staticmethod
+    def _identifiers_clear(hit: dict, profile: dict) -> bool:
         """A hit with the party's own date is cleared when its ID number (or nationality) is
         not the party's."""
         return bool((hit.get("id_number") and profile.get("id_number")

@@ -186,10 +186,15 @@ BREAK_CODE = {"trace": "ROUND_TRIP", "source_of_funds": "UNSUPPORTED_SOURCE_OF_F
               "holdings": "UNDISCLOSED_RELATED_PARTY"}
 BREAK_SECTION = {"trace": "7.3", "source_of_funds": "5.2", "device": "3.6", "watchlist": "4.4",
                  "holdings": "3.2"}
+TOPIC = {"trace": "related_parties", "source_of_funds": "source_of_funds",
+         "device": "device_use", "watchlist": "identity", "holdings": "related_parties"}
 
 
-def _menu_investigator(env: GymEnv, spec) -> float:
-    """The heuristic's cash-rule investigation played through the menu (features decide)."""
+def _menu_investigator(env: GymEnv, spec) -> tuple[float, list[str]]:
+    """The heuristic's cash-rule investigation played through the menu (features decide):
+    the cross-checks, the first day's ledger and the KYC files an explanation may be on, a
+    request for information on each anomaly still unexplained, its answer once due, then a SAR
+    iff two or more stay unexplained. Returns the return and the unexplained checks."""
     _, info = env.reset(options={"episode": spec})
     total = 0.0
 
@@ -199,22 +204,50 @@ def _menu_investigator(env: GymEnv, spec) -> float:
             _, reward, _, _, info = env.step(index)
             total += reward
 
+    def wait_and_collect() -> None:
+        fillers = [i for i, s in enumerate(env.slots) if s.tool in (
+            "assess_risk", "get_customer_profile", "check_device_overlap", "check_watchlist",
+            "query_beneficial_ownership", "check_source_of_funds")]
+        while any(j.status == "pending" for j in env.obs.context.jobs) and any(
+                info["action_mask"][i] for i in fillers):  # read the file meanwhile
+            go(next(i for i in fillers if info["action_mask"][i]))
+        for k in range(SPEC.widths["job"]):
+            go(_slot(env, "retrieve_async_result", k))
+
+    def ask() -> None:
+        """Each anomaly nothing on file explains: its records to disk while in RAM, and a
+        request for information."""
+        for c, (read, anomaly, explained) in env.reader.checks().items():
+            if read and anomaly and not explained:
+                go(_slot(env, "write_to_case_file", note=BREAK_CODE[c]))
+                go(_slot(env, "request_information", topic=TOPIC[c]))
+
     for tool in ("query_transactions", "request_wire_trace", "query_beneficial_ownership",
-                 "check_device_overlap", "check_source_of_funds", "check_watchlist",
-                 "get_customer_profile"):
+                 "check_source_of_funds", "get_customer_profile", "check_device_overlap"):
         go(_slot(env, tool))
-    while env.obs.context.jobs and not info["action_mask"][_slot(env, "retrieve_async_result")]:
-        go(_slot(env, "assess_risk"))
-    go(_slot(env, "retrieve_async_result"))
-    broke = [c for c, (read, b) in env.reader.checks().items() if read and b]
-    if broke:
+    # The KYC file of whoever runs a company subject (its first director): the household.
+    directors = (env.reader.last("query_beneficial_ownership", entity_id=env.reader.subject)
+                 or {}).get("directors", [])
+    if directors:
+        go(next((i for i, c in env.offered() if c == (
+            "get_customer_profile", {"entity_id": directors[0]["entity_id"]})), 0))
+    go(_slot(env, "query_transactions", channel=None))  # the first day: FX charges
+    ask()
+    go(_slot(env, "check_watchlist"))
+    ask()
+    wait_and_collect()
+    ask()
+    wait_and_collect()
+    broke = [c for c, (read, anomaly, explained) in env.reader.checks().items()
+             if read and anomaly and not explained]
+    if len(broke) >= 2:
         for check in broke:
             go(_slot(env, "write_to_case_file", note=BREAK_CODE[check]))
         surface = ("CASH_BELOW_CTR_THRESHOLD", "MULTI_BRANCH_CASH", "MULTIPLE_DEPOSITORS")
         for code, shown in zip(surface, env.reader.surface(), strict=True):
             if shown:
                 go(_slot(env, "write_to_case_file", note=code))
-        for section in ("2.1", BREAK_SECTION[broke[0]]):
+        for section in ("2.1", BREAK_SECTION[broke[0]], BREAK_SECTION[broke[1]]):
             go(_slot(env, "update_system_prompt", section_id=section))
         go(_slot(env, "file_sar", typology="structuring"))
     else:
@@ -222,7 +255,7 @@ def _menu_investigator(env: GymEnv, spec) -> float:
             go(_slot(env, "update_system_prompt", section_id=section))
         go(_slot(env, "close_alert"))
     assert env.obs.done
-    return total
+    return total, broke
 
 
 def test_the_heuristics_play_is_reachable_through_the_menu():
@@ -230,7 +263,8 @@ def test_the_heuristics_play_is_reachable_through_the_menu():
     specs = ADAPTER.grid("test", tasks=CASH, difficulties=("easy",), episodes=5)
     menu, heuristic = [], []
     for spec in specs:
-        menu.append(_menu_investigator(env, spec))
+        total, _ = _menu_investigator(env, spec)
+        menu.append(total)
         assert env.obs.metadata["terminal"]["outcome"] in ("TP", "TN")
         episode = ADAPTER.play(ADAPTER.open(), ADAPTER.make_policy("heuristic"), spec)
         heuristic.append(episode.episode_return)
