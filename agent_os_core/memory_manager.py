@@ -290,10 +290,8 @@ class MemoryManager:
                     self.pending_chunks += chunks
                 else:
                     self.l3.add(chunks)
-        self.l2.pending_jobs = {
-            j["job_id"]: f"wire trace of {j['transaction_id']}, ready at step "
-                         f"{j['ready_at_step']} ({j['status']})"
-            for j in jobs if j.get("status") != "retrieved"}
+        self.l2.pending_jobs = {j["job_id"]: _job_line(j) for j in jobs
+                                if j.get("status") != "retrieved"}
         self.l2.fit(self.counter, self.l2_tokens)
         return evicted
 
@@ -347,3 +345,13 @@ class MemoryManager:
         msgs.append({"role": "user", "content": tail + f'<observation episode="{self.episode}">'
                      f"{observation_json}</observation>\n{instruction}"})
         return msgs
+
+
+def _job_line(job: dict[str, Any]) -> str:
+    """One line for a pending job of the environment's job table: a wire trace or a request for
+    information."""
+    if job.get("transaction_id"):
+        what = f"wire trace of {job['transaction_id']}"
+    else:
+        what = f"request for information to {job.get('entity_id')} on {job.get('topic')}"
+    return f"{what}, ready at step {job['ready_at_step']} ({job['status']})"
