@@ -41,11 +41,12 @@ from memex.testing.heuristic_openai_server import create_double_app
 
 MAX_TOKENS = 8  # CPU: a few tokens per reply keeps every request short
 # CPU prefill dominates a real request: the prompt budget (the feature under test) keeps it
-# small. pep_wealth-medium has the test split's smallest alert (~940 SmolLM2 tokens with the
-# compact tool list; its full text-mode prompts are ~2,400), so 1,000 tokens holds the first
-# prompt whole and makes the second elide the alert's RAM page.
+# small. pep_wealth-medium has the test split's smallest alert (~1,310 SmolLM2 tokens with the
+# compact tool list, the pinned alert header and PEP alerts listing every transfer they count;
+# its full text-mode prompts are ~3,000), so 1,400 tokens holds the first prompt whole and makes
+# the second elide the alert's RAM page.
 REAL_TASK, REAL_DIFFICULTY = "pep_wealth", "medium"
-PROMPT_TOKENS = 1000
+PROMPT_TOKENS = 1400
 TIMEOUT_S = "300"  # a loaded 2-core CPU needs tens of seconds per request
 SERVE_TIMEOUT_S = 300.0  # bounds on server start-up, not timing checks
 RUN_TIMEOUT_S = 300.0
