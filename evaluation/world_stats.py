@@ -146,9 +146,25 @@ def _hits(s: Sample, e: Entity, lists: Iterable[str]) -> list[WatchlistEntry]:
     return [w for w in s.public.watchlist if w.list in wanted and name_hit(w.name, e.name)]
 
 
-def _confirmed(e: Entity, w: WatchlistEntry) -> bool:
+def _identity_numbers(s: Sample, e: Entity) -> set[str]:
+    """The party's identity numbers: the one on its KYC file and those on the identity
+    documents it sent in answer to a request for information."""
+    sent = {d.reference for r in s.public.information_replies
+            if r.entity_id == e.id and r.topic == "identity" for d in r.documents if d.reference}
+    return sent | ({e.id_number} if e.id_number else set())
+
+
+def _confirmed(s: Sample, e: Entity, w: WatchlistEntry) -> bool:
+    """Whether the hit is the party: the listed date of birth (or incorporation) is its own
+    and no identifier rules it out (another nationality, another ID number on file or on the
+    identity documents the party sent)."""
     own = e.date_of_birth if e.kind == "person" else e.incorporation_date
-    return w.date_of_birth == own
+    if w.date_of_birth != own:
+        return False
+    if w.nationality and e.nationality and w.nationality != e.nationality:
+        return False
+    numbers = _identity_numbers(s, e)
+    return not (w.id_number and numbers and w.id_number not in numbers)
 
 
 def _holdings(s: Sample, e: Entity) -> list[str]:
@@ -181,8 +197,8 @@ def _subject_screening_hit(s: Sample) -> bool:
 
 def _hits_are_false(s: Sample) -> bool:
     """Every sanctions or adverse-media hit on the subject is a namesake (another date of
-    birth or incorporation)."""
-    return not any(_confirmed(s.subject, w)
+    birth or incorporation, or identifiers that are not the subject's)."""
+    return not any(_confirmed(s, s.subject, w)
                    for w in _hits(s, s.subject, ("sanctions", "adverse_media")))
 
 

@@ -344,10 +344,13 @@ def device(b: CaseBuilder, s: Surface, mode: str, reg: Registry) -> Outcome:
 
 
 def watchlist(b: CaseBuilder, s: Surface, mode: str, party: Entity | None = None) -> Outcome:
-    """A hit on the subject's (or `party`'s) name. Clear: another date of birth (or
-    incorporation). Otherwise the date matches and the identifiers decide: the ID number on
-    file differs (explained), the file has none and the customer's passport copy shows another
-    (explained_rfi), or they are the listed party's (the red flag)."""
+    """A hit on the subject's (or `party`'s) name. Clear: screening the subject raises no hit
+    (the payee's screening, another date of birth or incorporation). Otherwise the date
+    matches and the identifiers decide: the ID number on file differs (explained), the file has
+    none and the customer's passport copy shows another (explained_rfi), or they are the listed
+    party's (the red flag, a true match)."""
+    if mode == CLEAR and party is None:
+        return Outcome(())
     subj = b.entity((party or s.subject).id)
     person = subj.kind == "person"
     own_date = subj.date_of_birth if person else subj.incorporation_date

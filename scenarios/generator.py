@@ -34,9 +34,10 @@ from memex.scenarios.benign import (
 )
 from memex.scenarios.builder import CaseBuilder
 from memex.scenarios.case import Case
+from memex.scenarios.checks import WATCHLIST
 from memex.scenarios.kinds import KindSpec
 from memex.scenarios.model import DIFFICULTIES, Difficulty
-from memex.scenarios.story import build_case
+from memex.scenarios.story import LISTED_ANCHOR_WEIGHT, build_case
 from memex.scenarios.typologies import (
     elder_exploitation,
     funnel_account,
@@ -86,6 +87,19 @@ def _pick(options: tuple[str, ...], u: float) -> str:
     return options[min(int(u * len(options)), len(options) - 1)]
 
 
+def _pick_variant(spec: KindSpec, pool: tuple[str, ...], u: float) -> str:
+    """A variant of `spec` by `u`: every variant weighs 1 except those resting on the watchlist
+    check (`story.LISTED_ANCHOR_WEIGHT`: a screening hit is rare, a true match rarer)."""
+    weights = [LISTED_ANCHOR_WEIGHT[spec.suspicious] if spec.schemes[v].anchor == WATCHLIST
+               else 1.0 for v in pool]
+    x = u * sum(weights)
+    for v, w in zip(pool, weights, strict=True):
+        x -= w
+        if x < 0:
+            return v
+    return pool[-1]
+
+
 def resolve_kind(kind: str | None, u: float, benign_share: float) -> str:
     """Map a requested kind (None, a group name, or a kind name) and a uniform draw to a kind."""
     if kind is None:
@@ -109,7 +123,7 @@ def variant_of(seed: int, difficulty: Difficulty, kind: str) -> str:
     spec = KINDS[kind]
     pool = spec.variants if split_of(seed) == "test" else tuple(
         v for v in spec.variants if v not in spec.holdout_variants)
-    return _pick(pool, u_variant)
+    return _pick_variant(spec, pool, u_variant)
 
 
 def generate(seed: int, difficulty: Difficulty = "medium", kind: str | None = None, *,
@@ -126,7 +140,7 @@ def generate(seed: int, difficulty: Difficulty = "medium", kind: str | None = No
     if variant is None:
         pool = spec.variants if split_of(seed) == "test" else tuple(
             v for v in spec.variants if v not in spec.holdout_variants)
-        variant = _pick(pool, u_variant)
+        variant = _pick_variant(spec, pool, u_variant)
     elif variant not in spec.variants:
         raise ValueError(f"kind {spec.name!r} has variants {spec.variants}, not {variant!r}")
     return spec.build(CaseBuilder(rng, difficulty), variant)

@@ -91,6 +91,15 @@ BENIGN_NOISE_SHARE = 0.35
 # a suspicious story's cover (clean views, or well-made documents that explain an anomaly).
 BENIGN_MODES = {ck.CLEAR: 0.20, ck.EXPLAINED: 0.50, ck.EXPLAINED_RFI: 0.30}
 COVER_MODES = {ck.CLEAR: 0.50, ck.EXPLAINED: 0.30, ck.EXPLAINED_RFI: 0.20}
+# Screening the customer's name raises a hit for a few percent of customers, nearly always a
+# namesake cleared by identifiers (docs/world.md, [S1]-[S3]). A watchlist check the story does
+# not rest on is written in the same modes whatever the label (clear: no hit at all), is never
+# the story's unexplained check, and is drawn only when the rule's other checks run out.
+SCREENING_MODES = {ck.CLEAR: 0.93, ck.EXPLAINED: 0.05, ck.EXPLAINED_RFI: 0.02}
+# How often a variant resting on the watchlist check is drawn, against 1 for every other
+# variant of its kind (`generator`): a namesake cleared by identifiers is the common innocent
+# story among them; a true list match (a suspicious story resting on the hit) is rare.
+LISTED_ANCHOR_WEIGHT = {False: 0.25, True: 0.02}
 NEUTRAL_REPLIES = ("The customer confirms the activity is as described on file.",
                    "The customer has nothing to add to the information on file.")
 # Customers are often slow to answer whatever the story: an evasive answer on a topic with
@@ -112,19 +121,24 @@ def dispositions(b: CaseBuilder, present: list[str], suspicious: bool,
     """Each present check's disposition; `present[0]` is the anchor. A suspicious story leaves
     the anchor and `second` (drawn when None) unexplained; a benign one, sometimes, one check."""
     rng = b.rng
+    # a screening hit is unexplained (a true match) only in a suspicious story resting on it
+    candidates = [c for c in present[1:] if c != ck.WATCHLIST] or present[1:]
     if suspicious:
         # SAR_MIN_UNEXPLAINED of them: the anchor and one more
-        unexplained = {present[0], second if second in present[1:] else b.pick(present[1:])}
+        unexplained = {present[0], second if second in present[1:] else b.pick(candidates)}
     elif rng.random() < BENIGN_NOISE_SHARE:
-        unexplained = {b.pick(present)}
+        unexplained = {b.pick([c for c in present if c != ck.WATCHLIST] or present)}
     else:
         unexplained = set()
-    weights = COVER_MODES if suspicious else BENIGN_MODES
     out = {}
-    for c in present:
+    for i, c in enumerate(present):
         if c in unexplained:
             out[c] = ck.UNEXPLAINED
             continue
+        weights = COVER_MODES if suspicious else BENIGN_MODES
+        if c == ck.WATCHLIST:  # the hit a benign story rests on is a namesake's
+            weights = SCREENING_MODES if i > 0 else {
+                m: w for m, w in weights.items() if m != ck.CLEAR}
         modes = [m for m in weights if m in ck.MODES[c]]
         r = rng.random() * sum(weights[m] for m in modes)
         mode = modes[-1]
@@ -137,18 +151,28 @@ def dispositions(b: CaseBuilder, present: list[str], suspicious: bool,
     return out
 
 
+def _draw_checks(b: CaseBuilder, scheme: Scheme) -> list[str]:
+    """The checks written after the anchor: `knobs.cross_checks - 1` of the rule's pool, drawn
+    uniformly among the checks other than the watchlist, which fills in only when they run out
+    (screening runs on everyone; a check drawn that way is written in `SCREENING_MODES`)."""
+    pool = POOLS[scheme.rule]
+    others = [c for c in pool if c not in (scheme.anchor, ck.WATCHLIST)]
+    wanted = b.knobs.cross_checks - 1
+    drawn = b.rng.sample(others, min(len(others), wanted))
+    if wanted > len(others) and ck.WATCHLIST in pool and scheme.anchor != ck.WATCHLIST:
+        drawn.append(ck.WATCHLIST)
+    return drawn
+
+
 def build_case(b: CaseBuilder, *, kind: str, variant: str, scheme: Scheme, suspicious: bool,
                typology: str | None, layout: tuple[tuple[str, ...], str | None] | None = None,
                ) -> Case:
     """`layout` (from `scenarios.plan`, already validated there) fixes step 2 instead of drawing
     it: (the checks present after the anchor, the second unexplained check or None)."""
-    rng = b.rng
     rule = scheme.rule
     s = SURFACES[rule](b)
     pool = POOLS[rule]
-    others = [c for c in pool if c != scheme.anchor]
-    present = [scheme.anchor, *(layout[0] if layout is not None else rng.sample(
-        others, min(len(others), b.knobs.cross_checks - 1)))]
+    present = [scheme.anchor, *(layout[0] if layout is not None else _draw_checks(b, scheme))]
     modes = dispositions(b, present, suspicious, layout[1] if layout is not None else None)
 
     actor = s.subject if s.subject.kind == "person" else s.directors[0]
