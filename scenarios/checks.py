@@ -111,6 +111,25 @@ GENERIC_DOCS = {"person": ("bank reference letter", "salary certificate"),
                 "company": ("bank reference letter", "certificate of incorporation")}
 
 
+# Where a person's own account abroad may sit (a trace that ends at the customer itself).
+FOREIGN_ACCOUNT_COUNTRIES = ("GB", "CH", "SG", "HK")
+SALARIED = {o for o, _ in vocab.OCCUPATIONS_SALARIED}
+
+
+def holds_stakes(b: CaseBuilder, subject: Entity) -> bool:
+    """Whether the subject's profile makes company stakes plausible: a company, or a person who
+    is neither salaried, retired, a student nor 66 or older (a minority of families hold
+    equity in a private business, fewer among wage earners and retirees: docs/world.md [O1]).
+    """
+    if subject.kind == "company":
+        return True
+    occupation = subject.occupation or ""
+    if occupation in SALARIED or occupation.startswith("retired") or occupation == "student":
+        return False
+    born = subject.date_of_birth
+    return born is None or (b.as_of - date.fromisoformat(born)).days // 365 < 66
+
+
 @dataclass
 class Registry:
     """The subject's registry links: who owns it, and what it owns."""
@@ -160,9 +179,14 @@ def write_registry(b: CaseBuilder, s: Surface, n_holdings: int,
             customer=False, country=rng.choice((s.subject.country, "GB", "AE", "CY")))
         owner_links.append(b.own(ubo, current, b.pick((100.0, 80.0, 60.0)),
                                  nominee=rng.random() < 0.35))
+    # a subject whose profile makes no stake plausible owns only the counterparty the holdings
+    # check shows it owning
+    n_holdings = n_holdings if holds_stakes(b, s.subject) else 0
     companies = [s.company_like() for _ in range(n_holdings)]
-    if counterparty_holding is not None:
+    if counterparty_holding is not None and n_holdings:
         companies[b.ri(0, n_holdings - 1)] = counterparty_holding
+    elif counterparty_holding is not None:
+        companies = [counterparty_holding]
     holdings = [(c, b.own(s.subject, c, b.pick((25.0, 40.0, 51.0, 60.0, 100.0))))
                 for c in companies]
     return Registry(owner_links, holdings, ubo)
@@ -245,7 +269,11 @@ def generic_source_of_funds(b: CaseBuilder, s: Surface) -> None:
 
 
 def related_party_document(b: CaseBuilder, company: Entity) -> SupportingDocument:
-    """A filed (or sent) document that discloses the customer's relation to `company`."""
+    """A filed (or sent) document that discloses the customer's relation to `company` (a person
+    customer's own account abroad: a related-party disclosure that declares it)."""
+    if company.kind == "person":
+        return b.supporting("related-party disclosure", "The customer's own account abroad, "
+                            "declared", None, b.past_date(30, 700), company.name)
     kind = b.pick(RELATED_PARTY_KINDS)
     return b.supporting(kind, "Dealings with a company the customer owns, disclosed", None,
                         b.past_date(30, 700), company.name)
@@ -257,11 +285,15 @@ def _bank(b: CaseBuilder, country: str) -> str:
 
 def trace(b: CaseBuilder, s: Surface, mode: str, reg: Registry,
           code: str = "ROUND_TRIP") -> Outcome:
-    """The traced wire's far end: an unrelated company (clear), or one the subject owns — with
-    the intra-group arrangement disclosed on file or in the customer's reply, or not at all."""
+    """The traced wire's far end: an unrelated company (clear), or one the subject owns (for a
+    subject without stakes, its own account abroad) — with the relation disclosed on file or in
+    the customer's reply, or not at all."""
     rng, t = b.rng, s.traced
+    own_account = mode != CLEAR and not reg.holdings
     if mode == CLEAR:
         last, link = s.company_like(), None
+    elif own_account:
+        last, link = s.subject, None
     else:
         last, link = reg.spare_holding(b, set())
     onward = s.trace_direction == "onward"
@@ -273,21 +305,26 @@ def trace(b: CaseBuilder, s: Surface, mode: str, reg: Registry,
     prev = near.bank
     for i in range(b.knobs.hops):
         party = last if i == b.knobs.hops - 1 else s.company_like()
-        bank = _bank(b, party.country)
+        country = b.pick(FOREIGN_ACCOUNT_COUNTRIES) if party is last and own_account \
+            else party.country
+        bank = _bank(b, country)
         amount *= rng.uniform(0.96, 0.995) if onward else rng.uniform(1.0, 1.04)
-        legs.append((prev, bank, party.country, party.name, amount, i + 1) if onward
-                    else (bank, prev, party.country, party.name, amount, i + 1))
+        legs.append((prev, bank, country, party.name, amount, i + 1) if onward
+                    else (bank, prev, country, party.name, amount, i + 1))
         prev = bank
     hops = b.trace(t, s.trace_direction, legs)
     hop_ids = tuple(h.id for h in hops)
     links = tuple(x.id for _, x in reg.holdings)
     if mode == CLEAR:
-        return Outcome((hop_ids, links))
-    groups = (hop_ids, (link.id,))
+        return Outcome((hop_ids, links) if links else (hop_ids,))
+    # the customer's own account abroad shows in the trace alone (the hop names the customer)
+    groups = (hop_ids, (link.id,)) if link is not None else (hop_ids,)
     if mode == UNEXPLAINED:
-        flag = RedFlag(code=code, evidence_ids=(*hop_ids, link.id), carrier_ids=(hops[-1].id,))
-        return Outcome(groups, flag, (last.id,), disposition=mode, **_reply_or_evasive(
-            b, mode, (), lambda: (related_party_document(b, s.company_like()),)))
+        flag = RedFlag(code=code, evidence_ids=tuple(i for g in groups for i in g),
+                       carrier_ids=(hops[-1].id,))
+        return Outcome(groups, flag, () if own_account else (last.id,), disposition=mode,
+                       **_reply_or_evasive(b, mode, (), lambda: (
+                           related_party_document(b, s.company_like()),)))
     doc = related_party_document(b, last)
     if mode == EXPLAINED:
         return Outcome(groups, disposition=mode, explanation_ids=(doc.id,), disclosures=(doc,))
@@ -304,12 +341,15 @@ def household(b: CaseBuilder, actor: Entity, share: float = 0.5) -> Entity:
 
 def device(b: CaseBuilder, s: Surface, mode: str, reg: Registry) -> Outcome:
     """A device on the subject's account that also runs another account: a company the registry
-    shows the subject owns (clear), a household member named on the KYC file (explained), one
-    the customer names when asked (explained_rfi), or an unrelated party (the red flag)."""
+    shows the subject owns, or for a subject without stakes its own second account (clear), a
+    household member named on the KYC file (explained), one the customer names when asked
+    (explained_rfi), or an unrelated party (the red flag)."""
     actor = s.subject if s.subject.kind == "person" else s.directors[0]
     actor = b.entity(actor.id)
     link = None
-    if mode == CLEAR:
+    if mode == CLEAR and not reg.holdings:
+        other = actor
+    elif mode == CLEAR:
         other, link = reg.spare_holding(b, set())
     elif mode == EXPLAINED:
         actor = household(b, actor, share=1.0)
@@ -319,14 +359,14 @@ def device(b: CaseBuilder, s: Surface, mode: str, reg: Registry) -> Outcome:
     else:
         other = s.company_like()
     person = other.kind == "person"
-    other_acct = b.account(other, ours=True, kind="checking" if person else "business",
-                           opened=b.past_date(200, 2000))
+    other_acct = b.account(other, ours=True, kind="savings" if other is actor else
+                           "checking" if person else "business", opened=b.past_date(200, 2000))
     shared = b.device()
     mine = b.logins(actor, s.account, shared, b.ri(2, 4))
     theirs = b.logins(other, other_acct, shared, b.ri(2, 4))
     log_ids = tuple(x.id for x in mine + theirs)
     if mode == CLEAR:
-        return Outcome((log_ids, (link.id,)))
+        return Outcome((log_ids, (link.id if link is not None else other_acct.id,)))
 
     def declaration(name: str) -> tuple[SupportingDocument, ...]:
         return (b.supporting("household declaration", "Member of the customer's household "
@@ -338,7 +378,8 @@ def device(b: CaseBuilder, s: Surface, mode: str, reg: Registry) -> Outcome:
         return Outcome((log_ids,), disposition=mode, reply_docs=declaration(other.name))
     flag = RedFlag(code="SHARED_DEVICE_ACROSS_ENTITIES", evidence_ids=log_ids,
                    carrier_ids=tuple(x.id for x in theirs))
-    return Outcome((log_ids, tuple(x.id for _, x in reg.holdings)), flag, (other.id,),
+    links = tuple(x.id for _, x in reg.holdings)
+    return Outcome((log_ids, links) if links else (log_ids,), flag, (other.id,),
                    disposition=mode, **_reply_or_evasive(
                        b, mode, (), lambda: declaration(b.person_name())))
 
@@ -399,7 +440,8 @@ def holdings(b: CaseBuilder, s: Surface, mode: str, reg: Registry,
     """Whether the registry shows the subject owning one of its counterparties, and whether
     that relation is disclosed (on file, or in the customer's reply)."""
     if mode == CLEAR or counterparty is None:
-        return Outcome((tuple(x.id for _, x in reg.holdings),))
+        links = tuple(x.id for _, x in reg.holdings)
+        return Outcome((links,) if links else ())  # no stake at all: nothing on the registry
     link = next(x for c, x in reg.holdings if c.id == counterparty.id)
     txns = tuple(t.id for t in s.alert_txns)
     if mode == UNEXPLAINED:

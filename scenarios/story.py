@@ -28,7 +28,7 @@ from memex.scenarios import checks as ck
 from memex.scenarios.background import decoys
 from memex.scenarios.builder import CaseBuilder
 from memex.scenarios.case import Case
-from memex.scenarios.model import INFORMATION_TOPICS
+from memex.scenarios.model import INFORMATION_TOPICS, Entity
 from memex.scenarios.rules import (
     CASH_AGGREGATE,
     ELDER_ACTIVITY,
@@ -117,9 +117,11 @@ class Scheme:
 
 
 def dispositions(b: CaseBuilder, present: list[str], suspicious: bool,
-                 second: str | None = None) -> dict[str, str]:
+                 second: str | None = None, stakes: bool = True) -> dict[str, str]:
     """Each present check's disposition; `present[0]` is the anchor. A suspicious story leaves
-    the anchor and `second` (drawn when None) unexplained; a benign one, sometimes, one check."""
+    the anchor and `second` (drawn when None) unexplained; a benign one, sometimes, one check.
+    A benign story resting on the watchlist, or on the holdings of a subject without stakes
+    (`stakes` False), has the anomaly it rests on: the hit, the stake."""
     rng = b.rng
     # a screening hit is unexplained (a true match) only in a suspicious story resting on it
     candidates = [c for c in present[1:] if c != ck.WATCHLIST] or present[1:]
@@ -136,9 +138,10 @@ def dispositions(b: CaseBuilder, present: list[str], suspicious: bool,
             out[c] = ck.UNEXPLAINED
             continue
         weights = COVER_MODES if suspicious else BENIGN_MODES
-        if c == ck.WATCHLIST:  # the hit a benign story rests on is a namesake's
-            weights = SCREENING_MODES if i > 0 else {
-                m: w for m, w in weights.items() if m != ck.CLEAR}
+        if c == ck.WATCHLIST and i > 0:
+            weights = SCREENING_MODES
+        elif i == 0 and (c == ck.WATCHLIST or (c == ck.HOLDINGS and not stakes)):
+            weights = {m: w for m, w in weights.items() if m != ck.CLEAR}
         modes = [m for m in weights if m in ck.MODES[c]]
         r = rng.random() * sum(weights[m] for m in modes)
         mode = modes[-1]
@@ -151,12 +154,16 @@ def dispositions(b: CaseBuilder, present: list[str], suspicious: bool,
     return out
 
 
-def _draw_checks(b: CaseBuilder, scheme: Scheme) -> list[str]:
+def _draw_checks(b: CaseBuilder, scheme: Scheme, subject: Entity) -> list[str]:
     """The checks written after the anchor: `knobs.cross_checks - 1` of the rule's pool, drawn
     uniformly among the checks other than the watchlist, which fills in only when they run out
-    (screening runs on everyone; a check drawn that way is written in `SCREENING_MODES`)."""
+    (screening runs on everyone; a check drawn that way is written in `SCREENING_MODES`). The
+    holdings check is drawn only for a subject whose profile makes stakes plausible
+    (`checks.holds_stakes`, read from the surface, before the story)."""
     pool = POOLS[scheme.rule]
-    others = [c for c in pool if c not in (scheme.anchor, ck.WATCHLIST)]
+    skip = {scheme.anchor, ck.WATCHLIST} | (
+        set() if ck.holds_stakes(b, subject) else {ck.HOLDINGS})
+    others = [c for c in pool if c not in skip]
     wanted = b.knobs.cross_checks - 1
     drawn = b.rng.sample(others, min(len(others), wanted))
     if wanted > len(others) and ck.WATCHLIST in pool and scheme.anchor != ck.WATCHLIST:
@@ -172,8 +179,10 @@ def build_case(b: CaseBuilder, *, kind: str, variant: str, scheme: Scheme, suspi
     rule = scheme.rule
     s = SURFACES[rule](b)
     pool = POOLS[rule]
-    present = [scheme.anchor, *(layout[0] if layout is not None else _draw_checks(b, scheme))]
-    modes = dispositions(b, present, suspicious, layout[1] if layout is not None else None)
+    drawn = layout[0] if layout is not None else _draw_checks(b, scheme, s.subject)
+    present = [scheme.anchor, *drawn]
+    modes = dispositions(b, present, suspicious, layout[1] if layout is not None else None,
+                         ck.holds_stakes(b, s.subject))
 
     actor = s.subject if s.subject.kind == "person" else s.directors[0]
     ck.household(b, b.entity(actor.id))

@@ -28,14 +28,7 @@ def test_every_base_rate_the_surfaces_write_meets_its_target(rows, name):
     assert row.met, f"{name}: {row.value:.1%} against {row.statistic.target()}"
 
 
-# Rows the cross-checks do not meet yet: 3-4 company stakes for every subject. Drop a mark
-# when its row is met.
-PENDING = pytest.mark.xfail(strict=True, reason="scenarios.checks still writes 3-4 company "
-                            "stakes for every subject")
-CHECK_PARAMS = [pytest.param(n, marks=PENDING) if "stakes" in n else n for n in CHECK_STATS]
-
-
-@pytest.mark.parametrize("name", CHECK_PARAMS)
+@pytest.mark.parametrize("name", CHECK_STATS)
 def test_every_base_rate_the_cross_checks_write_meets_its_target(rows, name):
     row = rows[name]
     assert row.count > 0 and row.met, f"{name}: {row.value} against {row.statistic.target()}"
