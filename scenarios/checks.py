@@ -139,6 +139,11 @@ class Registry:
     ubo: Entity | None
     lent: set[str] = field(default_factory=set)
 
+    def has_spare(self) -> bool:
+        """Whether a holding no other check has used is left (a subject without stakes owns at
+        most the counterparty its holdings check rests on)."""
+        return any(h[0].id not in self.lent for h in self.holdings)
+
     def spare_holding(self, b: CaseBuilder, avoid: set[str]) -> tuple[Entity, OwnershipLink]:
         """A holding no other check has used (the registry always has enough)."""
         free = [h for h in self.holdings if h[0].id not in self.lent | avoid] or self.holdings
@@ -289,7 +294,7 @@ def trace(b: CaseBuilder, s: Surface, mode: str, reg: Registry,
     subject without stakes, its own account abroad) — with the relation disclosed on file or in
     the customer's reply, or not at all."""
     rng, t = b.rng, s.traced
-    own_account = mode != CLEAR and not reg.holdings
+    own_account = mode != CLEAR and not reg.has_spare()
     if mode == CLEAR:
         last, link = s.company_like(), None
     elif own_account:
@@ -347,7 +352,7 @@ def device(b: CaseBuilder, s: Surface, mode: str, reg: Registry) -> Outcome:
     actor = s.subject if s.subject.kind == "person" else s.directors[0]
     actor = b.entity(actor.id)
     link = None
-    if mode == CLEAR and not reg.holdings:
+    if mode == CLEAR and not reg.has_spare():
         other = actor
     elif mode == CLEAR:
         other, link = reg.spare_holding(b, set())
