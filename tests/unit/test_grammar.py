@@ -43,7 +43,8 @@ def raw_accepts(obs, reply: str) -> bool:
 
 
 EPISODES = [("trade_based", "easy", 1), ("structuring", "medium", 2), ("layering", "hard", 3),
-            ("benign", "easy", 4), ("suspicious", "medium", 5), ("benign", "medium", 6)]
+            ("benign", "easy", 4), ("suspicious", "medium", 5), ("benign", "medium", 6),
+            ("suspicious", "easy", 7)]
 
 
 def test_every_call_of_heuristic_episodes_is_accepted():
