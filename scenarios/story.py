@@ -5,10 +5,14 @@
 1. draws the rule's shared surface (`scenarios.surfaces`) — the alert and the ledger around it,
    identical in distribution for every kind that fires the rule;
 2. chooses the cross-checks written into the case: the variant's *anchor* check plus
-   `knobs.cross_checks - 1` others from the rule's pool, uniformly. A suspicious variant's
-   anchor is where its cover story fails; a benign variant's anchor is its main explanation.
-   Anchors are spread over a rule's pool in the same proportions for both classes (the variant
-   lists are built that way), so which checks exist never tells the label;
+   `knobs.cross_checks - 1` others from the rule's pool, uniformly among the checks other than
+   the watchlist (which fills in when they run out) and, for a subject whose profile makes no
+   company stake plausible, the holdings check (`_draw_checks`). A suspicious variant's anchor
+   is where its cover story fails; a benign variant's anchor is its main explanation. Anchors
+   are spread over a rule's pool in the same proportions for both classes (the variant lists
+   are built that way), except the watchlist, which a benign story rests on more often than a
+   suspicious one (`LISTED_ANCHOR_WEIGHT`: namesakes are common, true matches rare); a clear
+   watchlist check writes nothing, so which checks exist never tells the label;
 3. draws each present check's disposition (`dispositions`: clear, explained on file,
    explained by a request for information, unexplained). A suspicious story leaves its anchor
    and one more check unexplained (`SAR_MIN_UNEXPLAINED`, manual 1.7) and covers the rest; a
