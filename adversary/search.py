@@ -20,7 +20,14 @@ from tqdm import tqdm
 from memex.adversary.distributed import ScorerPool
 from memex.adversary.scoring import ScoredPlan, Scorer
 from memex.scenarios import DIFFICULTIES, KINDS
-from memex.scenarios.plan import FLOAT_BOUNDS, INT_BOUNDS, RANGE_BOUNDS, CasePlan, parse
+from memex.scenarios.plan import (
+    FLOAT_BOUNDS,
+    INT_BOUNDS,
+    JUDGEMENT_CHOICES,
+    RANGE_BOUNDS,
+    CasePlan,
+    parse,
+)
 from memex.scenarios.story import POOLS, SINGLE_VIEW
 
 DEFAULT_SEEDS = (0, 1, 2)   # train-split seeds; the adversarial split replays plans on test seeds
@@ -60,6 +67,8 @@ def suggest(trial: Any, kinds: Sequence[str] | None = None,
             a = round(trial.suggest_float(f"{name}.lo", lo, hi), 3)
             b = round(trial.suggest_float(f"{name}.hi", lo, hi), 3)
         data[name] = [min(a, b), max(a, b)]
+    for name, choices in JUDGEMENT_CHOICES.items():
+        data[name] = trial.suggest_categorical(name, list(choices))
     data.update(fixed)
     return parse(data)
 
@@ -68,10 +77,12 @@ def search(defender: str | Any = "heuristic", *, trials: int = 40,
            seeds: Iterable[int] = DEFAULT_SEEDS, sampler_seed: int = 0,
            kinds: Sequence[str] | None = None, fixed: Mapping[str, Any] | None = None,
            base_url: str | None = None, workers: int = 1, ray_address: str | None = None,
-           llm: Any = None, progress: bool = True,
+           llm: Any = None, progress: bool = True, lifted: bool = False,
            on_result: Callable[[ScoredPlan], None] | None = None) -> list[ScoredPlan]:
     """Search the knob space for plans the defender fails on; every scored plan, best first
-    (valid plans before invalid ones, then by failure). See `memex.adversary` for the API."""
+    (valid plans before invalid ones, then by failure). With `lifted` the failure is the
+    defender's with the step budget lifted (`scoring.Scorer`). See `memex.adversary` for the
+    API."""
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -81,10 +92,10 @@ def search(defender: str | Any = "heuristic", *, trials: int = 40,
     pool = None
     if workers > 1 or ray_address:
         pool = ScorerPool(defender, workers=workers, base_url=base_url,
-                          ray_address=ray_address, llm=llm)
+                          ray_address=ray_address, llm=llm, lifted=lifted)
         score_batch = pool.score_many
     else:
-        scorer = Scorer(defender, base_url=base_url, llm=llm)
+        scorer = Scorer(defender, base_url=base_url, llm=llm, lifted=lifted)
 
         def score_batch(items: list[tuple[CasePlan, tuple[int, ...]]]) -> list[ScoredPlan]:
             return [scorer.score(p, s) for p, s in items]

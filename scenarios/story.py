@@ -99,6 +99,42 @@ EVASIVE_NOISE_SHARE = 0.3
 
 
 @dataclass(frozen=True)
+class Judgement:
+    """How hard a story is to weigh (the case plan's judgement knobs, `scenarios.plan`); every
+    field None (or False) draws the story exactly as `generate` does.
+
+    - `innocent_anomalies`: how many of the checks a story does not leave unexplained show an
+      anomaly with an explanation (a benign story's innocent anomalies, a suspicious story's
+      documented cover); the others are clear. None: drawn (`BENIGN_MODES`, `COVER_MODES`).
+    - `explanation_reach`: where those explanations live: "file" (on file, where the check's
+      own views point), "deep" (on file, in a record only a wider view shows: the FX charges
+      booked days after the inflow, the freight on an invoice filed with the customer's
+      declarations rather than on the bill of lading; the other checks have no deeper place
+      and are explained on file) or "request" (only in the reply to `request_information`,
+      where the check has a topic). None: drawn.
+    - `benign_noise`: whether a benign story leaves one check unexplained (None: drawn with
+      `BENIGN_NOISE_SHARE`); a suspicious story always leaves `SAR_MIN_UNEXPLAINED`.
+    - `misleading_reply`: an unexplained source-of-funds or over-invoicing check's reply carries
+      a document that looks explanatory but contradicts the bank's own records (a conversion
+      advice that names the ledger's FX line with another amount; a freight invoice for far
+      more than the freight the bill of lading shows).
+    - `near_band`: an unexplained anomaly sits inside the innocent band (a document 5-15% above
+      the flow, an over-invoiced price 10-23% above the band's top on a CIF invoice).
+
+    None of them moves the label: it stays the count of unexplained checks.
+    """
+
+    innocent_anomalies: int | None = None
+    explanation_reach: str | None = None
+    benign_noise: bool | None = None
+    misleading_reply: bool = False
+    near_band: bool = False
+
+
+REACHES = ("file", "deep", "request")
+
+
+@dataclass(frozen=True)
 class Scheme:
     """What a variant means: the rule it fires and its anchor check (`over` for pricing)."""
 
@@ -108,24 +144,35 @@ class Scheme:
 
 
 def dispositions(b: CaseBuilder, present: list[str], suspicious: bool,
-                 second: str | None = None) -> dict[str, str]:
+                 second: str | None = None, judgement: Judgement | None = None,
+                 ) -> dict[str, str]:
     """Each present check's disposition; `present[0]` is the anchor. A suspicious story leaves
-    the anchor and `second` (drawn when None) unexplained; a benign one, sometimes, one check."""
+    the anchor and `second` (drawn when None) unexplained; a benign one, sometimes, one check.
+    `judgement` fixes what it sets (see `Judgement`); the default draws as `generate` does."""
     rng = b.rng
+    j = judgement or Judgement()
     if suspicious:
         # SAR_MIN_UNEXPLAINED of them: the anchor and one more
         unexplained = {present[0], second if second in present[1:] else b.pick(present[1:])}
-    elif rng.random() < BENIGN_NOISE_SHARE:
+    elif (rng.random() < BENIGN_NOISE_SHARE) if j.benign_noise is None else j.benign_noise:
         unexplained = {b.pick(present)}
     else:
         unexplained = set()
     weights = COVER_MODES if suspicious else BENIGN_MODES
+    anomalous = None
+    if j.innocent_anomalies is not None:
+        others = [c for c in present if c not in unexplained]
+        anomalous = set(rng.sample(others, min(j.innocent_anomalies, len(others))))
     out = {}
     for c in present:
         if c in unexplained:
             out[c] = ck.UNEXPLAINED
             continue
-        modes = [m for m in weights if m in ck.MODES[c]]
+        if anomalous is not None and c not in anomalous:
+            out[c] = ck.CLEAR
+            continue
+        modes = [m for m in weights if m in ck.MODES[c]
+                 and (anomalous is None or m != ck.CLEAR)]
         r = rng.random() * sum(weights[m] for m in modes)
         mode = modes[-1]
         for m in modes:
@@ -133,15 +180,25 @@ def dispositions(b: CaseBuilder, present: list[str], suspicious: bool,
             if r < 0:
                 mode = m
                 break
-        out[c] = mode
+        out[c] = _reached(c, mode, j.explanation_reach)
     return out
+
+
+def _reached(check: str, mode: str, reach: str | None) -> str:
+    """An explained check's disposition under `Judgement.explanation_reach`."""
+    if reach is None or mode == ck.CLEAR:
+        return mode
+    if reach == "request" and ck.EXPLAINED_RFI in ck.MODES[check]:
+        return ck.EXPLAINED_RFI
+    return ck.EXPLAINED
 
 
 def build_case(b: CaseBuilder, *, kind: str, variant: str, scheme: Scheme, suspicious: bool,
                typology: str | None, layout: tuple[tuple[str, ...], str | None] | None = None,
-               ) -> Case:
+               judgement: Judgement | None = None) -> Case:
     """`layout` (from `scenarios.plan`, already validated there) fixes step 2 instead of drawing
-    it: (the checks present after the anchor, the second unexplained check or None)."""
+    it: (the checks present after the anchor, the second unexplained check or None);
+    `judgement` (also from the plan) fixes what it sets of steps 3 and 4."""
     rng = b.rng
     rule = scheme.rule
     s = SURFACES[rule](b)
@@ -149,7 +206,11 @@ def build_case(b: CaseBuilder, *, kind: str, variant: str, scheme: Scheme, suspi
     others = [c for c in pool if c != scheme.anchor]
     present = [scheme.anchor, *(layout[0] if layout is not None else rng.sample(
         others, min(len(others), b.knobs.cross_checks - 1)))]
-    modes = dispositions(b, present, suspicious, layout[1] if layout is not None else None)
+    modes = dispositions(b, present, suspicious, layout[1] if layout is not None else None,
+                         judgement)
+    j = judgement or Judgement()
+    writing = {"deep": j.explanation_reach == "deep", "misleading": j.misleading_reply,
+               "near_band": j.near_band}
 
     actor = s.subject if s.subject.kind == "person" else s.directors[0]
     ck.household(b, b.entity(actor.id))
@@ -163,12 +224,12 @@ def build_case(b: CaseBuilder, *, kind: str, variant: str, scheme: Scheme, suspi
     for check in pool:
         mode = modes.get(check, ck.CLEAR)
         if check == ck.PRICE:  # the band always exists; it decides only when present
-            outcomes[check] = ck.price(b, s, mode, scheme.over)
+            outcomes[check] = ck.price(b, s, mode, scheme.over, **writing)
         elif check not in present:
             if check == ck.SOURCE_OF_FUNDS:
                 ck.generic_source_of_funds(b, s)
         elif check == ck.SOURCE_OF_FUNDS:
-            outcomes[check] = ck.source_of_funds(b, s, mode, SOF_FLAG[rule])
+            outcomes[check] = ck.source_of_funds(b, s, mode, SOF_FLAG[rule], **writing)
         elif check == ck.TRACE:
             outcomes[check] = ck.trace(b, s, mode, reg, TRACE_FLAG.get(rule, "ROUND_TRIP"))
         elif check == ck.DEVICE:
