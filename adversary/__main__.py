@@ -2,7 +2,7 @@
 
     python -m memex.adversary search --defender heuristic --trials 60 [--workers 2]
     python -m memex.adversary build-split --defender heuristic --trials 200 --plans 20 \
-        --seeds-per-plan 3 --lifted --out scenarios/splits/adversarial_v1.json
+        --seeds-per-plan 3 --lifted --pairs --out scenarios/splits/adversarial_v1.json
     python -m memex.adversary evaluate --defenders heuristic,alert_only [--lifted] [--workers 2]
     python -m memex.adversary audit [--split adversarial_v1] [--doc docs/adversary.md]
     python -m memex.adversary report --defenders heuristic,oracle,ckpt:PATH --doc docs/adversary.md
@@ -11,6 +11,7 @@
 `--env-url URL` makes every worker play on a session of that server instead of in process.
 `--lifted` also plays each defender with the step budget lifted (`scoring.LIFTED_STEP_BUDGET`);
 the search and the split then count a plan as hard only when it fools the defender with time.
+`--pairs` scores each plan with its mirror (the split holds both), the objective their mean.
 """
 
 from __future__ import annotations
@@ -45,6 +46,8 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--lifted", action="store_true",
                    help="score the defender with the step budget lifted (hard by structure)")
+    p.add_argument("--pairs", action="store_true",
+                   help="score each plan with its mirror; the objective is the pair's mean")
 
 
 def _search(args: argparse.Namespace):
@@ -52,7 +55,7 @@ def _search(args: argparse.Namespace):
                   seeds=[int(s) for s in args.seeds.split(",")],
                   sampler_seed=args.sampler_seed, workers=args.workers,
                   ray_address=args.ray_address, base_url=args.env_url,
-                  progress=not args.no_progress, lifted=args.lifted)
+                  progress=not args.no_progress, lifted=args.lifted, pairs=args.pairs)
 
 
 BUDGET_BANDS = ((10, 14), (15, 19), (20, 29), (30, 44))
@@ -120,6 +123,8 @@ def build_split(args: argparse.Namespace, command: str) -> int:
             "failing_valid_plans": len(seen),
             "failing_valid_by_step_budget": _by_budget(results, failing=True),
             "valid_by_step_budget": _by_budget(results, failing=False)}
+    if args.pairs:
+        head["scored_with_mirror"] = True
     if args.lifted:
         head["lifted_step_budget"] = LIFTED_STEP_BUDGET
         head["failing_valid_by_judgement"] = _by_judgement(results)

@@ -18,6 +18,7 @@ replica (in process, or a WebSocket session on a server URL): by the oracle and 
 
 from __future__ import annotations
 
+import dataclasses
 import zlib
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -71,6 +72,28 @@ def lifted(plan: CasePlan) -> CasePlan:
     """The same plan with the step budget lifted to `LIFTED_STEP_BUDGET` (the same case
     otherwise: the budget is drawn from nothing)."""
     return plan.model_copy(update={"step_budget": LIFTED_STEP_BUDGET})
+
+
+def paired(a: ScoredPlan, b: ScoredPlan | None) -> ScoredPlan:
+    """A plan's scores joined with its mirror's (`scenarios.plan.mirror`; None: it has none):
+    valid when both are, every score the pair's mean, the outcomes the plan's then the
+    mirror's. A plan without a mirror cannot enter a split: its failure is 0."""
+    if b is None:
+        return dataclasses.replace(a, failure=0.0)
+    valid = a.valid and b.valid
+
+    def mean(x: float | None, y: float | None) -> float | None:
+        return None if x is None or y is None else round((x + y) / 2, 6)
+
+    return dataclasses.replace(
+        a, valid=valid, failure=mean(a.failure, b.failure) if valid else 0.0,
+        defender_return=mean(a.defender_return, b.defender_return),
+        defender_correct=mean(a.defender_correct, b.defender_correct),
+        oracle_return=mean(a.oracle_return, b.oracle_return),
+        oracle_correct=mean(a.oracle_correct, b.oracle_correct),
+        outcomes=a.outcomes + b.outcomes,
+        lifted_correct=mean(a.lifted_correct, b.lifted_correct),
+        lifted_outcomes=a.lifted_outcomes + b.lifted_outcomes)
 
 
 def spec_for(plan: CasePlan, seed: int, repeat: int = 0) -> EpisodeSpec:

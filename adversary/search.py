@@ -18,7 +18,7 @@ from typing import Any
 from tqdm import tqdm
 
 from memex.adversary.distributed import ScorerPool
-from memex.adversary.scoring import ScoredPlan, Scorer
+from memex.adversary.scoring import ScoredPlan, Scorer, paired
 from memex.scenarios import DIFFICULTIES, KINDS
 from memex.scenarios.plan import (
     FLOAT_BOUNDS,
@@ -26,6 +26,8 @@ from memex.scenarios.plan import (
     JUDGEMENT_CHOICES,
     RANGE_BOUNDS,
     CasePlan,
+    PlanError,
+    mirror,
     parse,
 )
 from memex.scenarios.story import POOLS, SINGLE_VIEW
@@ -78,11 +80,14 @@ def search(defender: str | Any = "heuristic", *, trials: int = 40,
            kinds: Sequence[str] | None = None, fixed: Mapping[str, Any] | None = None,
            base_url: str | None = None, workers: int = 1, ray_address: str | None = None,
            llm: Any = None, progress: bool = True, lifted: bool = False,
+           pairs: bool = False,
            on_result: Callable[[ScoredPlan], None] | None = None) -> list[ScoredPlan]:
     """Search the knob space for plans the defender fails on; every scored plan, best first
     (valid plans before invalid ones, then by failure). With `lifted` the failure is the
-    defender's with the step budget lifted (`scoring.Scorer`). See `memex.adversary` for the
-    API."""
+    defender's with the step budget lifted (`scoring.Scorer`); with `pairs` each plan is
+    scored with its mirror and the objective is the pair's mean (`scoring.paired`), so the
+    search looks for pairs hard on both sides, as a split holds them. See `memex.adversary`
+    for the API."""
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -108,8 +113,13 @@ def search(defender: str | Any = "heuristic", *, trials: int = 40,
         while len(results) < trials:
             asked = [study.ask() for _ in range(min(batch, trials - len(results)))]
             plans = [suggest(t, kinds, fixed) for t in asked]
-            for trial, scored in zip(asked, score_batch([(p, seeds) for p in plans]),
-                                     strict=True):
+            scored_batch = score_batch([(p, seeds) for p in plans])
+            if pairs:
+                twins = [_mirror(p) for p in plans]
+                scored_twins = iter(score_batch([(t, seeds) for t in twins if t is not None]))
+                scored_batch = [paired(a, None if t is None else next(scored_twins))
+                                for a, t in zip(scored_batch, twins, strict=True)]
+            for trial, scored in zip(asked, scored_batch, strict=True):
                 study.tell(trial, scored.failure)
                 results.append(scored)
                 if on_result is not None:
@@ -122,3 +132,10 @@ def search(defender: str | Any = "heuristic", *, trials: int = 40,
         else:
             scorer.close()
     return sorted(results, key=lambda r: (not r.valid, -r.failure))
+
+
+def _mirror(plan: CasePlan) -> CasePlan | None:
+    try:
+        return mirror(plan)
+    except PlanError:
+        return None

@@ -315,15 +315,21 @@ def household(b: CaseBuilder, actor: Entity, share: float = 0.5) -> Entity:
     return b.update_entity(actor, household=(member.id,))
 
 
-def device(b: CaseBuilder, s: Surface, mode: str, reg: Registry) -> Outcome:
+def device(b: CaseBuilder, s: Surface, mode: str, reg: Registry, *,
+           deep: bool = False) -> Outcome:
     """A device on the subject's account that also runs another account: a company the registry
     shows the subject owns (clear), a household member named on the KYC file (explained), one
-    the customer names when asked (explained_rfi), or an unrelated party (the red flag)."""
+    the customer names when asked (explained_rfi), or an unrelated party (the red flag). With
+    `deep` (`story.Judgement`) an explained co-user's own KYC file names the customer's actor as
+    household, the actor's file does not name the co-user."""
     actor = s.subject if s.subject.kind == "person" else s.directors[0]
     actor = b.entity(actor.id)
     link = None
     if mode == CLEAR:
         other, link = reg.spare_holding(b, set())
+    elif mode == EXPLAINED and deep:
+        other = b.person(customer=True, country=actor.country)
+        other = b.update_entity(other, household=(actor.id,))
     elif mode == EXPLAINED:
         actor = household(b, actor, share=1.0)
         other = b.entity(actor.household[0])

@@ -109,8 +109,9 @@ class Judgement:
     - `explanation_reach`: where those explanations live: "file" (on file, where the check's
       own views point), "deep" (on file, in a record only a wider view shows: the FX charges
       booked days after the inflow, the freight on an invoice filed with the customer's
-      declarations rather than on the bill of lading; the other checks have no deeper place
-      and are explained on file) or "request" (only in the reply to `request_information`,
+      declarations rather than on the bill of lading, the household named on the device
+      co-user's own KYC file rather than the customer's; the other checks have no deeper
+      place and are explained on file) or "request" (only in the reply to `request_information`,
       where the check has a topic). None: drawn.
     - `benign_noise`: whether a benign story leaves one check unexplained (None: drawn with
       `BENIGN_NOISE_SHARE`); a suspicious story always leaves `SAR_MIN_UNEXPLAINED`.
@@ -233,7 +234,7 @@ def build_case(b: CaseBuilder, *, kind: str, variant: str, scheme: Scheme, suspi
         elif check == ck.TRACE:
             outcomes[check] = ck.trace(b, s, mode, reg, TRACE_FLAG.get(rule, "ROUND_TRIP"))
         elif check == ck.DEVICE:
-            outcomes[check] = ck.device(b, s, mode, reg)
+            outcomes[check] = ck.device(b, s, mode, reg, deep=writing["deep"])
         elif check == ck.WATCHLIST:
             outcomes[check] = ck.watchlist(b, s, mode)
         elif check == ck.HOLDINGS:
