@@ -316,12 +316,15 @@ def household(b: CaseBuilder, actor: Entity, share: float = 0.5) -> Entity:
 
 
 def device(b: CaseBuilder, s: Surface, mode: str, reg: Registry, *,
-           deep: bool = False) -> Outcome:
+           deep: bool = False, misleading: bool = False) -> Outcome:
     """A device on the subject's account that also runs another account: a company the registry
     shows the subject owns (clear), a household member named on the KYC file (explained), one
-    the customer names when asked (explained_rfi), or an unrelated party (the red flag). With
-    `deep` (`story.Judgement`) an explained co-user's own KYC file names the customer's actor as
-    household, the actor's file does not name the co-user."""
+    the customer names when asked (explained_rfi), or an unrelated party (the red flag). The
+    judgement knobs (`story.Judgement`): with `deep` an explained co-user's own KYC file names
+    the customer's actor as household, the actor's file does not name the co-user; with
+    `misleading` an unexplained co-user is a company, and the reply a household declaration
+    naming it (a company is no one's household member)."""
+    false_household = misleading and mode == UNEXPLAINED
     actor = s.subject if s.subject.kind == "person" else s.directors[0]
     actor = b.entity(actor.id)
     link = None
@@ -333,7 +336,7 @@ def device(b: CaseBuilder, s: Surface, mode: str, reg: Registry, *,
     elif mode == EXPLAINED:
         actor = household(b, actor, share=1.0)
         other = b.entity(actor.household[0])
-    elif mode == EXPLAINED_RFI or b.rng.random() < 0.5:
+    elif mode == EXPLAINED_RFI or (not false_household and b.rng.random() < 0.5):
         other = b.person(customer=True, country=actor.country)
     else:
         other = s.company_like()
@@ -357,6 +360,9 @@ def device(b: CaseBuilder, s: Surface, mode: str, reg: Registry, *,
         return Outcome((log_ids,), disposition=mode, reply_docs=declaration(other.name))
     flag = RedFlag(code="SHARED_DEVICE_ACROSS_ENTITIES", evidence_ids=log_ids,
                    carrier_ids=tuple(x.id for x in theirs))
+    if false_household:
+        return Outcome((log_ids, tuple(x.id for _, x in reg.holdings)), flag, (other.id,),
+                       disposition=mode, reply_docs=declaration(other.name))
     return Outcome((log_ids, tuple(x.id for _, x in reg.holdings)), flag, (other.id,),
                    disposition=mode, **_reply_or_evasive(
                        b, mode, (), lambda: declaration(b.person_name())))

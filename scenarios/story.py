@@ -115,10 +115,11 @@ class Judgement:
       where the check has a topic). None: drawn.
     - `benign_noise`: whether a benign story leaves one check unexplained (None: drawn with
       `BENIGN_NOISE_SHARE`); a suspicious story always leaves `SAR_MIN_UNEXPLAINED`.
-    - `misleading_reply`: an unexplained source-of-funds or over-invoicing check's reply carries
-      a document that looks explanatory but contradicts the bank's own records (a conversion
-      advice that names the ledger's FX line with another amount; a freight invoice for far
-      more than the freight the bill of lading shows).
+    - `misleading_reply`: an unexplained source-of-funds, over-invoicing or device check's reply
+      carries a document that looks explanatory but contradicts the bank's own records (a
+      conversion advice that names the ledger's FX line with another amount; a freight invoice
+      for far more than the freight the bill of lading shows; a household declaration naming
+      the co-user, a company).
     - `near_band`: an unexplained anomaly sits inside the innocent band (a document 5-15% above
       the flow, an over-invoiced price 10-23% above the band's top on a CIF invoice).
 
@@ -234,7 +235,8 @@ def build_case(b: CaseBuilder, *, kind: str, variant: str, scheme: Scheme, suspi
         elif check == ck.TRACE:
             outcomes[check] = ck.trace(b, s, mode, reg, TRACE_FLAG.get(rule, "ROUND_TRIP"))
         elif check == ck.DEVICE:
-            outcomes[check] = ck.device(b, s, mode, reg, deep=writing["deep"])
+            outcomes[check] = ck.device(b, s, mode, reg, deep=writing["deep"],
+                                        misleading=writing["misleading"])
         elif check == ck.WATCHLIST:
             outcomes[check] = ck.watchlist(b, s, mode)
         elif check == ck.HOLDINGS:

@@ -222,3 +222,15 @@ def test_a_structural_pair_fools_the_heuristic_with_time_and_not_the_oracle():
     assert _from_dict(both.to_dict()) == both
     assert paired(sus, None).failure == 0.0
     assert lifted(plan).step_budget == LIFTED_STEP_BUDGET
+
+
+def test_misleading_reply_on_a_device_declares_a_company_a_household_member():
+    case = build({**CASH_SUS, "variant": "controlled_account", "checks": ["trace"],
+                  "misleading_reply": True}, 4)
+    pub, truth = case.public, case.truth
+    assert truth.suspicious and truth.dispositions[ck.DEVICE] == ck.UNEXPLAINED
+    reply = next(r for r in pub.information_replies if r.topic == "device_use")
+    [declaration] = reply.documents
+    assert declaration.kind == "household declaration"
+    co_user = next(e for e in pub.entities if e.name == declaration.counterparty)
+    assert co_user.kind == "company"
