@@ -193,9 +193,10 @@ def source_of_funds(b: CaseBuilder, s: Surface, mode: str, code: str, *, deep: b
     an FX-charges line; only an explaining one equals the difference.
 
     The judgement knobs (`story.Judgement`): `deep` books the explaining line 3-10 days after
-    the inflow instead of on its day; `misleading` makes an unexplained check's reply a
-    conversion advice for exactly the difference that names the ledger's FX line, whose amount
-    is another; `near_band` puts an unexplained document 5-15% above the flow."""
+    the inflow instead of on its day; `near_band` puts an unexplained document 5-15% above the
+    flow; `misleading` makes the reply a conversion advice that names the ledger's FX line and
+    points the wrong way: for exactly the difference when the line is another amount
+    (unexplained), for another amount when the line explains the difference (explained)."""
     rng, flow = b.rng, s.flow_total
     kind = b.pick(s.doc_kinds)
     if mode == CLEAR:
@@ -242,6 +243,9 @@ def source_of_funds(b: CaseBuilder, s: Surface, mode: str, code: str, *, deep: b
             return Outcome(groups, flag, disposition=mode, reply_docs=advice(gap, line.id))
         return Outcome(groups, flag, disposition=mode,
                        **_reply_or_evasive(b, mode, (), lambda: advice(unrelated_charge())))
+    if mode == EXPLAINED and misleading:
+        return Outcome(groups, disposition=mode, explanation_ids=(line.id,),
+                       reply_docs=advice(unrelated_charge(), line.id))
     if mode == EXPLAINED:
         return Outcome(groups, disposition=mode, explanation_ids=(line.id,))
     return Outcome(groups, disposition=mode,
@@ -316,15 +320,12 @@ def household(b: CaseBuilder, actor: Entity, share: float = 0.5) -> Entity:
 
 
 def device(b: CaseBuilder, s: Surface, mode: str, reg: Registry, *,
-           deep: bool = False, misleading: bool = False) -> Outcome:
+           deep: bool = False) -> Outcome:
     """A device on the subject's account that also runs another account: a company the registry
     shows the subject owns (clear), a household member named on the KYC file (explained), one
-    the customer names when asked (explained_rfi), or an unrelated party (the red flag). The
-    judgement knobs (`story.Judgement`): with `deep` an explained co-user's own KYC file names
-    the customer's actor as household, the actor's file does not name the co-user; with
-    `misleading` an unexplained co-user is a company, and the reply a household declaration
-    naming it (a company is no one's household member)."""
-    false_household = misleading and mode == UNEXPLAINED
+    the customer names when asked (explained_rfi), or an unrelated party (the red flag). With
+    `deep` (`story.Judgement`) an explained co-user's own KYC file names the customer's actor as
+    household, the actor's file does not name the co-user."""
     actor = s.subject if s.subject.kind == "person" else s.directors[0]
     actor = b.entity(actor.id)
     link = None
@@ -336,7 +337,7 @@ def device(b: CaseBuilder, s: Surface, mode: str, reg: Registry, *,
     elif mode == EXPLAINED:
         actor = household(b, actor, share=1.0)
         other = b.entity(actor.household[0])
-    elif mode == EXPLAINED_RFI or (not false_household and b.rng.random() < 0.5):
+    elif mode == EXPLAINED_RFI or b.rng.random() < 0.5:
         other = b.person(customer=True, country=actor.country)
     else:
         other = s.company_like()
@@ -360,9 +361,6 @@ def device(b: CaseBuilder, s: Surface, mode: str, reg: Registry, *,
         return Outcome((log_ids,), disposition=mode, reply_docs=declaration(other.name))
     flag = RedFlag(code="SHARED_DEVICE_ACROSS_ENTITIES", evidence_ids=log_ids,
                    carrier_ids=tuple(x.id for x in theirs))
-    if false_household:
-        return Outcome((log_ids, tuple(x.id for _, x in reg.holdings)), flag, (other.id,),
-                       disposition=mode, reply_docs=declaration(other.name))
     return Outcome((log_ids, tuple(x.id for _, x in reg.holdings)), flag, (other.id,),
                    disposition=mode, **_reply_or_evasive(
                        b, mode, (), lambda: declaration(b.person_name())))
@@ -460,8 +458,10 @@ def price(b: CaseBuilder, s: Surface, mode: str, over: bool, *, deep: bool = Fal
     The judgement knobs (`story.Judgement`), over-invoicing only: `deep` files the explaining
     freight invoices with the customer's declarations instead of on the bills of lading;
     `near_band` writes an unexplained price CIF, 10-23% above the band's top; `misleading`
-    writes it CIF with the small freight on the bill of lading, and the reply a freight invoice
-    for the same shipment large enough to bring the price inside the band."""
+    makes the reply a freight invoice per shipment that points the wrong way: an unexplained
+    price is written CIF with the small freight on the bill of lading and the invoice claims
+    enough freight to bring it inside the band; an explained one's invoice claims a freight of
+    1-4%, too small to explain it (the explanation stays on file)."""
     rng, p = b.rng, s.unit_price or 1.0
     false_freight = misleading and over and mode == UNEXPLAINED
     half = MARKET_BAND_HALF_WIDTH
@@ -511,13 +511,21 @@ def price(b: CaseBuilder, s: Surface, mode: str, over: bool, *, deep: bool = Fal
     groups = (s.customs_ids, (band.id,))
     if mode == CLEAR:
         return Outcome(groups)
+    wrong = ()
+    if mode == EXPLAINED and misleading:
+        wrong = tuple(b.supporting("freight invoice", "Carrier's freight charge for the "
+                                   "shipment", round(inv.quantity * (inv.unit_price_usd or 0.0)
+                                                     * rng.uniform(*SMALL_FREIGHT_SHARE), 2),
+                                   bol.date, bol.vessel, bol.shipment_ref)
+                      for inv, bol in ((b.trade_documents[i], b.trade_documents[j])
+                                       for i, j in _alerted_shipments(b, s)))
     if mode == EXPLAINED and deep and freight_docs:
         b.sof(s.subject, "freight invoices for the shipments on file", tuple(freight_docs))
-        return Outcome(groups, disposition=mode,
+        return Outcome(groups, disposition=mode, reply_docs=wrong,
                        explanation_ids=tuple(d.id for d in freight_docs))
     if mode == EXPLAINED:
         bols = tuple(b.trade_documents[j].id for _, j in _alerted_shipments(b, s))
-        return Outcome(groups, disposition=mode, explanation_ids=bols)
+        return Outcome(groups, disposition=mode, explanation_ids=bols, reply_docs=wrong)
     if mode == EXPLAINED_RFI:
         return Outcome(groups, disposition=mode, reply_docs=tuple(freight_docs))
     invoices = tuple(t.reference for t in s.alert_txns if t.reference)

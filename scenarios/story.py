@@ -115,11 +115,13 @@ class Judgement:
       where the check has a topic). None: drawn.
     - `benign_noise`: whether a benign story leaves one check unexplained (None: drawn with
       `BENIGN_NOISE_SHARE`); a suspicious story always leaves `SAR_MIN_UNEXPLAINED`.
-    - `misleading_reply`: an unexplained source-of-funds, over-invoicing or device check's reply
-      carries a document that looks explanatory but contradicts the bank's own records (a
-      conversion advice that names the ledger's FX line with another amount; a freight invoice
-      for far more than the freight the bill of lading shows; a household declaration naming
-      the co-user, a company).
+    - `misleading_reply`: the customer's reply on a source-of-funds or over-invoicing anomaly
+      points the wrong way, in both classes alike: an unexplained anomaly gets a document that
+      looks explanatory but contradicts the bank's own records (a conversion advice for exactly
+      the difference that names the ledger's FX line, whose amount is another; a freight
+      invoice for far more than the freight the bill of lading shows), an anomaly explained
+      on file one that does not explain it (an advice for another amount than the FX line
+      it names; a freight invoice for 1-4%). The bank's records decide, never the reply.
     - `near_band`: an unexplained anomaly sits inside the innocent band (a document 5-15% above
       the flow, an over-invoiced price 10-23% above the band's top on a CIF invoice).
 
@@ -235,8 +237,7 @@ def build_case(b: CaseBuilder, *, kind: str, variant: str, scheme: Scheme, suspi
         elif check == ck.TRACE:
             outcomes[check] = ck.trace(b, s, mode, reg, TRACE_FLAG.get(rule, "ROUND_TRIP"))
         elif check == ck.DEVICE:
-            outcomes[check] = ck.device(b, s, mode, reg, deep=writing["deep"],
-                                        misleading=writing["misleading"])
+            outcomes[check] = ck.device(b, s, mode, reg, deep=writing["deep"])
         elif check == ck.WATCHLIST:
             outcomes[check] = ck.watchlist(b, s, mode)
         elif check == ck.HOLDINGS:

@@ -224,13 +224,27 @@ def test_a_structural_pair_fools_the_heuristic_with_time_and_not_the_oracle():
     assert lifted(plan).step_budget == LIFTED_STEP_BUDGET
 
 
-def test_misleading_reply_on_a_device_declares_a_company_a_household_member():
-    case = build({**CASH_SUS, "variant": "controlled_account", "checks": ["trace"],
-                  "misleading_reply": True}, 4)
-    pub, truth = case.public, case.truth
-    assert truth.suspicious and truth.dispositions[ck.DEVICE] == ck.UNEXPLAINED
-    reply = next(r for r in pub.information_replies if r.topic == "device_use")
-    [declaration] = reply.documents
-    assert declaration.kind == "household declaration"
-    co_user = next(e for e in pub.entities if e.name == declaration.counterparty)
-    assert co_user.kind == "company"
+
+def test_misleading_reply_points_the_wrong_way_on_an_explained_anomaly_too():
+    """Both classes alike: an anomaly the file explains gets a reply that does not explain it,
+    so a reply with documents does not tell the label; the records on file still explain."""
+    for seed in range(4):
+        case = build({**CASH_BEN, "checks": ["trace"], "innocent_anomalies": 2,
+                      "benign_noise": False, "explanation_reach": "deep",
+                      "misleading_reply": True}, seed)
+        pub, truth = case.public, case.truth
+        assert not truth.suspicious and truth.dispositions[ck.SOURCE_OF_FUNDS] == ck.EXPLAINED
+        reply = next(r for r in pub.information_replies if r.topic == "source_of_funds")
+        [advice] = reply.documents
+        line = next(t for t in pub.transactions if t.id == advice.reference)
+        assert line.id in truth.explanation_ids and advice.id not in truth.explanation_ids
+        assert abs(line.amount_usd - advice.amount_usd) > 1.0
+    case = build({**TRADE_BEN, "checks": ["trace"], "innocent_anomalies": 2,
+                  "benign_noise": False, "explanation_reach": "file",
+                  "misleading_reply": True}, 2)
+    bols = {d.shipment_ref: d for d in case.public.trade_documents
+            if d.kind == "bill_of_lading"}
+    reply = next(r for r in case.public.information_replies if r.topic == "trade_terms")
+    assert reply.documents
+    for doc in reply.documents:
+        assert doc.kind == "freight invoice" and doc.amount_usd < bols[doc.reference].freight_usd
