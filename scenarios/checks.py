@@ -627,3 +627,27 @@ def authority(b: CaseBuilder, s: Surface, mode: str) -> Outcome:
                    carrier_ids=(poa.id,))
     return Outcome(groups, flag, (payee.id,), disposition=mode, **_reply_or_evasive(
         b, mode, (), lambda: (successor(b.person_name()),)))
+
+
+def wrong_way_reply(b: CaseBuilder, s: Surface, topic: str) -> tuple[SupportingDocument, ...]:
+    """A reply document of the kind that would explain an anomaly on `topic`, about the wrong
+    party or amount (`story.Judgement.misleading_reply`, for an anomaly whose own check wrote no
+    reply document): a conversion advice for another amount, a disclosure of another company,
+    a household declaration or a successor appointment naming someone else. Identity and
+    trade terms have none here (their checks write their own)."""
+    if topic == "source_of_funds":
+        return (b.supporting("FX conversion advice", "Conversion of the foreign-currency "
+                             "proceeds: margin and charges deducted",
+                             s.flow_total * b.rng.uniform(*FX_CHARGES_SHARE),
+                             iso(_first_day(s)), vocab.BANK_NAME),)
+    if topic == "related_parties":
+        return (related_party_document(b, s.company_like()),)
+    if topic == "device_use":
+        return (b.supporting("household declaration", "Member of the customer's household "
+                             "who uses the customer's device", None, b.past_date(5, 40),
+                             b.person_name()),)
+    if topic == "authority":
+        return (b.supporting("successor attorney appointment", "Successor attorney-in-fact "
+                             "appointed under the power of attorney", None,
+                             b.past_date(20, 110), b.person_name()),)
+    return ()

@@ -121,7 +121,10 @@ class Judgement:
       the difference that names the ledger's FX line, whose amount is another; a freight
       invoice for far more than the freight the bill of lading shows), an anomaly explained
       on file one that does not explain it (an advice for another amount than the FX line
-      it names; a freight invoice for 1-4%). The bank's records decide, never the reply.
+      it names; a freight invoice for 1-4%). Every other topic with an anomaly explained on
+      file or unexplained gets a document of the explaining kind about someone else
+      (`checks.wrong_way_reply`), so a reply with documents tells nothing alone. The bank's
+      records decide, never the reply.
     - `near_band`: an unexplained anomaly sits inside the innocent band (a document 5-15% above
       the flow, an over-invoiced price 10-23% above the band's top on a CIF invoice).
 
@@ -251,7 +254,7 @@ def build_case(b: CaseBuilder, *, kind: str, variant: str, scheme: Scheme, suspi
     if ck.SOURCE_OF_FUNDS not in pool:
         ck.generic_source_of_funds(b, s)
     present_outcomes = {c: outcomes[c] for c in present}
-    explanation_ids = _disclose(b, s, reg, present_outcomes)
+    explanation_ids = _disclose(b, s, reg, present_outcomes, j.misleading_reply)
     # Everyone banks online from a device of their own.
     b.logins(b.entity(actor.id), s.account, b.device(), 2)
     decoys(b, s.people, s.account)
@@ -283,10 +286,12 @@ def build_case(b: CaseBuilder, *, kind: str, variant: str, scheme: Scheme, suspi
 
 
 def _disclose(b: CaseBuilder, s: Surface, reg: ck.Registry, outcomes: dict[str, ck.Outcome],
-              ) -> tuple[str, ...]:
+              misleading: bool = False) -> tuple[str, ...]:
     """File the related-party disclosures (the explaining ones, and for half the cases one about
     a holding no check involves) and write the relationship manager's reply on every topic.
-    Returns the IDs of the records that explain the innocent anomalies."""
+    With `misleading` (`Judgement.misleading_reply`) a topic with an anomaly explained on file
+    or unexplained always gets a document, the wrong way (`checks.wrong_way_reply`) when its
+    check wrote none. Returns the IDs of the records that explain the innocent anomalies."""
     docs = [d for o in outcomes.values() for d in o.disclosures]
     involved = {n for o in outcomes.values() for n in o.implicated}
     spare = [c for c, _ in reg.holdings if c.id not in involved and c.id not in reg.lent]
@@ -298,6 +303,9 @@ def _disclose(b: CaseBuilder, s: Surface, reg: ck.Registry, outcomes: dict[str, 
     for topic in INFORMATION_TOPICS:
         mine = [o for c, o in outcomes.items() if ck.TOPIC.get(c) == topic]
         docs = tuple(d for o in mine for d in o.reply_docs)
+        if misleading and not docs and any(o.disposition in (ck.EXPLAINED, ck.UNEXPLAINED)
+                                           for o in mine):
+            docs = ck.wrong_way_reply(b, s, topic)
         if docs:
             statement = "The customer sent the documents attached."
         elif any(o.evasive for o in mine) or b.rng.random() < EVASIVE_NOISE_SHARE:

@@ -248,3 +248,15 @@ def test_misleading_reply_points_the_wrong_way_on_an_explained_anomaly_too():
     assert reply.documents
     for doc in reply.documents:
         assert doc.kind == "freight invoice" and doc.amount_usd < bols[doc.reference].freight_usd
+
+
+def test_misleading_reply_answers_every_anomalous_topic_with_a_document():
+    for base, seed in itertools.product((CASH_SUS, CASH_BEN), range(4)):
+        case = build({**base, "innocent_anomalies": 2, "explanation_reach": "file",
+                      "misleading_reply": True}, seed)
+        replies = {r.topic: r for r in case.public.information_replies}
+        for check, mode in case.truth.dispositions.items():
+            topic = ck.TOPIC.get(check)
+            if mode in (ck.EXPLAINED, ck.UNEXPLAINED) and topic not in (None, "identity"):
+                assert replies[topic].documents, (base["kind"], seed, check, mode)
+                assert replies[topic].statement not in ck.EVASIVE
