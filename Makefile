@@ -117,7 +117,7 @@ ppo: $(VENV)/.all
 # numbers (its defenders table and the leak audit on the split, written into the doc).
 adversary-split: $(VENV)/.all
 	$(PY) -m memex.adversary build-split --defender heuristic --trials 300 --plans 20 \
-		--seeds-per-plan 3 --lifted --pairs --out scenarios/splits/adversarial_v1.json
+		--seeds-per-plan 3 --lifted --pairs --per-kind 2 --out scenarios/splits/adversarial_v1.json
 
 # The dry-run model is `train_grpo.py --dry-run`'s checkpoint (trained once, kept in runs/),
 # evaluated as it trains: at most 2 model turns per episode, 64-token replies, no re-asks.

@@ -2,7 +2,7 @@
 
     python -m memex.adversary search --defender heuristic --trials 60 [--workers 2]
     python -m memex.adversary build-split --defender heuristic --trials 200 --plans 20 \
-        --seeds-per-plan 3 --lifted --pairs --out scenarios/splits/adversarial_v1.json
+        --seeds-per-plan 3 --lifted --pairs --per-kind 2 --out scenarios/splits/adversarial_v1.json
     python -m memex.adversary evaluate --defenders heuristic,alert_only [--lifted] [--workers 2]
     python -m memex.adversary audit [--split adversarial_v1] [--doc docs/adversary.md]
     python -m memex.adversary report --defenders heuristic,oracle,ckpt:PATH --doc docs/adversary.md
@@ -86,16 +86,21 @@ def _by_judgement(results) -> dict[str, dict[str, int]]:
 def build_split(args: argparse.Namespace, command: str) -> int:
     results = _search(args)
     # The hardest valid plans, taken round-robin over kinds (best first within each), so one
-    # exploit found early cannot fill the split.
+    # exploit found early cannot fill the split; with --per-kind N, hardest first with at most
+    # N plans of a kind.
     by_kind: dict[str, list] = {}
+    ranked: list = []
     seen: set[str] = set()
     for r in results:
         key = json.dumps(r.plan, sort_keys=True)
         if r.valid and r.structural_correct < 1.0 and key not in seen:
             seen.add(key)
             by_kind.setdefault(r.plan["kind"], []).append(parse(r.plan))
-    picked = [plans[i] for i in range(max(map(len, by_kind.values()), default=0))
-              for plans in by_kind.values() if i < len(plans)]
+            if len(by_kind[r.plan["kind"]]) <= args.per_kind:
+                ranked.append(parse(r.plan))
+    picked = ranked if args.per_kind else [
+        plans[i] for i in range(max(map(len, by_kind.values()), default=0))
+        for plans in by_kind.values() if i < len(plans)]
     scorer = Scorer(args.defender, base_url=args.env_url)
     entries: list[SplitEntry] = []
     pair = 0
@@ -119,6 +124,7 @@ def build_split(args: argparse.Namespace, command: str) -> int:
     head = {"name": out.stem, "version": 1, "command": command, "defender": args.defender,
             "trials": args.trials, "search_seeds": args.seeds, "sampler_seed": args.sampler_seed,
             "pairs": pair, "seeds_per_plan": args.seeds_per_plan,
+            **({"per_kind": args.per_kind} if args.per_kind else {}),
             "valid_trials": sum(r.valid for r in results),
             "failing_valid_plans": len(seen),
             "failing_valid_by_step_budget": _by_budget(results, failing=True),
@@ -180,6 +186,8 @@ def main(argv: list[str] | None = None) -> int:
     _common(b)
     b.add_argument("--plans", type=int, default=20)
     b.add_argument("--seeds-per-plan", type=int, default=3)
+    b.add_argument("--per-kind", type=int, default=0,
+                   help="hardest plans first, at most N of a kind (0: round-robin over kinds)")
     b.add_argument("--out", default=f"scenarios/splits/{LATEST}.json")
     e = sub.add_parser("evaluate", help="play a split's cases: defenders vs the oracle")
     e.add_argument("--split", default=LATEST)
