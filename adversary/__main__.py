@@ -1,8 +1,9 @@
 """Command line of the launderer adversary.
 
     python -m memex.adversary search --defender heuristic --trials 60 [--workers 2]
-    python -m memex.adversary build-split --defender heuristic --trials 200 --plans 20 \
-        --seeds-per-plan 3 --lifted --pairs --per-kind 2 --out scenarios/splits/adversarial_v1.json
+    python -m memex.adversary build-split --defender heuristic --trials 300 --plans 20 \
+        --seeds-per-plan 3 --lifted --pairs --per-kind 2 \
+        --out scenarios/splits/adversarial_v1.json
     python -m memex.adversary evaluate --defenders heuristic,alert_only [--lifted] [--workers 2]
     python -m memex.adversary audit [--split adversarial_v1] [--doc docs/adversary.md]
     python -m memex.adversary report --defenders heuristic,oracle,ckpt:PATH --doc docs/adversary.md
