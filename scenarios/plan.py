@@ -26,8 +26,8 @@ draws it, so a plan that fixes only `kind`, `variant` and `difficulty` gives exa
 | step_budget | 10-44 | steps before the episode times out (validity: the oracle fits) |
 | innocent_anomalies | 0-4 | checks not left unexplained with an explained anomaly (capped) |
 | explanation_reach | file/deep/request | where those explanations live |
-| benign_noise | true/false | a benign story leaves one check unexplained (suspicious: none) |
-| misleading_reply | true/false | an unexplained check's reply looks explanatory, contradicts |
+| benign_noise | true/false | a benign story leaves one check unexplained (suspicious: no effect) |
+| misleading_reply | true/false | replies point the wrong way (unexplained: look explanatory) |
 | near_band | true/false | an unexplained anomaly sits inside the innocent band |
 
 The last five are the judgement knobs (`story.Judgement` says what each writes): cover quality
