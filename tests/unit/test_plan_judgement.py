@@ -5,11 +5,13 @@ lifted-budget scoring of the adversary that makes a split hard by structure."""
 from __future__ import annotations
 
 import itertools
+import json
 import random
 from datetime import date
 
 import pytest
 
+from memex.adversary.__main__ import main as adversary_cli
 from memex.adversary.distributed import _from_dict
 from memex.adversary.scoring import LIFTED_STEP_BUDGET, Scorer, lifted, paired
 from memex.envkit.errors import CodedError
@@ -260,3 +262,19 @@ def test_misleading_reply_answers_every_anomalous_topic_with_a_document():
             if mode in (ck.EXPLAINED, ck.UNEXPLAINED) and topic not in (None, "identity"):
                 assert replies[topic].documents, (base["kind"], seed, check, mode)
                 assert replies[topic].statement not in ck.EVASIVE
+
+
+def test_build_split_scores_pairs_with_the_budget_lifted(tmp_path):
+    out = tmp_path / "adversarial_tiny.json"
+    rc = adversary_cli(["build-split", "--trials", "24", "--plans", "2", "--seeds", "0",
+                        "--seeds-per-plan", "1", "--lifted", "--pairs", "--per-kind", "1",
+                        "--no-progress", "--out", str(out)])
+    split = json.loads(out.read_text())
+    assert rc == 0 and split["pairs"] >= 1
+    assert split["lifted_step_budget"] == LIFTED_STEP_BUDGET and split["scored_with_mirror"]
+    assert split["per_kind"] == 1
+    assert set(split["failing_valid_by_judgement"]) == set(JUDGEMENT_CHOICES)
+    kinds = [e["plan"]["kind"] for e in split["entries"] if e["role"] == "adversary"]
+    assert len(kinds) == len(set(kinds)) == split["pairs"]
+    roles = {(e["pair"], e["role"]) for e in split["entries"]}
+    assert roles == {(p, r) for p in range(split["pairs"]) for r in ("adversary", "mirror")}
