@@ -116,8 +116,8 @@ ppo: $(VENV)/.all
 # The launderer adversary: regenerate the adversarial test split, then docs/adversary.md's
 # numbers (its defenders table and the leak audit on the split, written into the doc).
 adversary-split: $(VENV)/.all
-	$(PY) -m memex.adversary build-split --defender heuristic --trials 200 --plans 20 \
-		--seeds-per-plan 3 --out scenarios/splits/adversarial_v1.json
+	$(PY) -m memex.adversary build-split --defender heuristic --trials 300 --plans 20 \
+		--seeds-per-plan 3 --lifted --pairs --per-kind 2 --out scenarios/splits/adversarial_v1.json
 
 # The dry-run model is `train_grpo.py --dry-run`'s checkpoint (trained once, kept in runs/),
 # evaluated as it trains: at most 2 model turns per episode, 64-token replies, no re-asks.

@@ -18,8 +18,8 @@ from memex.scenarios.plan import CasePlan
 class _Worker:
     """One Ray actor: a `Scorer` (its own environment replica or server session)."""
 
-    def __init__(self, defender: Any, base_url: str | None, llm: Any):
-        self.scorer = Scorer(defender, base_url=base_url, llm=llm)
+    def __init__(self, defender: Any, base_url: str | None, llm: Any, lifted: bool = False):
+        self.scorer = Scorer(defender, base_url=base_url, llm=llm, lifted=lifted)
 
     def score(self, plan: dict[str, Any], seeds: tuple[int, ...]) -> dict[str, Any]:
         return self.scorer.score(plan, seeds).to_dict()
@@ -33,7 +33,7 @@ class ScorerPool:
 
     def __init__(self, defender: Any = "heuristic", *, workers: int = 2,
                  base_url: str | None = None, ray_address: str | None = None,
-                 llm: Any = None, num_cpus: int | None = None):
+                 llm: Any = None, num_cpus: int | None = None, lifted: bool = False):
         import ray
 
         self._ray = ray
@@ -42,7 +42,8 @@ class ScorerPool:
             ray.init(address=ray_address, num_cpus=num_cpus if ray_address is None else None,
                      include_dashboard=False, log_to_driver=False, ignore_reinit_error=True)
         actor = ray.remote(num_cpus=1)(_Worker)
-        self.actors = [actor.remote(defender, base_url, llm) for _ in range(max(1, workers))]
+        self.actors = [actor.remote(defender, base_url, llm, lifted)
+                       for _ in range(max(1, workers))]
 
     def score_many(self, items: Sequence[tuple[CasePlan | dict[str, Any], Sequence[int]]],
                    ) -> list[ScoredPlan]:
@@ -63,4 +64,5 @@ class ScorerPool:
 
 
 def _from_dict(d: dict[str, Any]) -> ScoredPlan:
-    return ScoredPlan(**{**d, "seeds": tuple(d["seeds"]), "outcomes": tuple(d["outcomes"])})
+    return ScoredPlan(**{**d, "seeds": tuple(d["seeds"]), "outcomes": tuple(d["outcomes"]),
+                         "lifted_outcomes": tuple(d.get("lifted_outcomes", ()))})

@@ -46,6 +46,7 @@ from memex.scenarios import DIFFICULTIES, KINDS
 from memex.scenarios.plan import (
     FLOAT_BOUNDS,
     INT_BOUNDS,
+    JUDGEMENT_CHOICES,
     RANGE_BOUNDS,
     CasePlan,
     PlanError,
@@ -69,7 +70,8 @@ def knob_space() -> dict[str, Any]:
     return {"kinds": kinds, "difficulties": list(DIFFICULTIES),
             "int": {k: list(v) for k, v in INT_BOUNDS.items()},
             "float": {k: list(v) for k, v in FLOAT_BOUNDS.items()},
-            "range": {k: list(v) for k, v in RANGE_BOUNDS.items()}}
+            "range": {k: list(v) for k, v in RANGE_BOUNDS.items()},
+            "judgement": {k: list(v) for k, v in JUDGEMENT_CHOICES.items()}}
 
 
 class LaunderEnvironment(Environment[LaunderAction, LaunderObservation, LaunderState]):

@@ -18,9 +18,18 @@ from typing import Any
 from tqdm import tqdm
 
 from memex.adversary.distributed import ScorerPool
-from memex.adversary.scoring import ScoredPlan, Scorer
+from memex.adversary.scoring import ScoredPlan, Scorer, paired
 from memex.scenarios import DIFFICULTIES, KINDS
-from memex.scenarios.plan import FLOAT_BOUNDS, INT_BOUNDS, RANGE_BOUNDS, CasePlan, parse
+from memex.scenarios.plan import (
+    FLOAT_BOUNDS,
+    INT_BOUNDS,
+    JUDGEMENT_CHOICES,
+    RANGE_BOUNDS,
+    CasePlan,
+    PlanError,
+    mirror,
+    parse,
+)
 from memex.scenarios.story import POOLS, SINGLE_VIEW
 
 DEFAULT_SEEDS = (0, 1, 2)   # train-split seeds; the adversarial split replays plans on test seeds
@@ -60,6 +69,8 @@ def suggest(trial: Any, kinds: Sequence[str] | None = None,
             a = round(trial.suggest_float(f"{name}.lo", lo, hi), 3)
             b = round(trial.suggest_float(f"{name}.hi", lo, hi), 3)
         data[name] = [min(a, b), max(a, b)]
+    for name, choices in JUDGEMENT_CHOICES.items():
+        data[name] = trial.suggest_categorical(name, list(choices))
     data.update(fixed)
     return parse(data)
 
@@ -68,10 +79,15 @@ def search(defender: str | Any = "heuristic", *, trials: int = 40,
            seeds: Iterable[int] = DEFAULT_SEEDS, sampler_seed: int = 0,
            kinds: Sequence[str] | None = None, fixed: Mapping[str, Any] | None = None,
            base_url: str | None = None, workers: int = 1, ray_address: str | None = None,
-           llm: Any = None, progress: bool = True,
+           llm: Any = None, progress: bool = True, lifted: bool = False,
+           pairs: bool = False,
            on_result: Callable[[ScoredPlan], None] | None = None) -> list[ScoredPlan]:
     """Search the knob space for plans the defender fails on; every scored plan, best first
-    (valid plans before invalid ones, then by failure). See `memex.adversary` for the API."""
+    (valid plans before invalid ones, then by failure). With `lifted` the failure is the
+    defender's with the step budget lifted (`scoring.Scorer`); with `pairs` each plan is
+    scored with its mirror and the objective is the pair's mean (`scoring.paired`), so the
+    search looks for pairs hard on both sides, as a split holds them. See `memex.adversary`
+    for the API."""
     import optuna
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -81,10 +97,10 @@ def search(defender: str | Any = "heuristic", *, trials: int = 40,
     pool = None
     if workers > 1 or ray_address:
         pool = ScorerPool(defender, workers=workers, base_url=base_url,
-                          ray_address=ray_address, llm=llm)
+                          ray_address=ray_address, llm=llm, lifted=lifted)
         score_batch = pool.score_many
     else:
-        scorer = Scorer(defender, base_url=base_url, llm=llm)
+        scorer = Scorer(defender, base_url=base_url, llm=llm, lifted=lifted)
 
         def score_batch(items: list[tuple[CasePlan, tuple[int, ...]]]) -> list[ScoredPlan]:
             return [scorer.score(p, s) for p, s in items]
@@ -97,8 +113,13 @@ def search(defender: str | Any = "heuristic", *, trials: int = 40,
         while len(results) < trials:
             asked = [study.ask() for _ in range(min(batch, trials - len(results)))]
             plans = [suggest(t, kinds, fixed) for t in asked]
-            for trial, scored in zip(asked, score_batch([(p, seeds) for p in plans]),
-                                     strict=True):
+            scored_batch = score_batch([(p, seeds) for p in plans])
+            if pairs:
+                twins = [_mirror(p) for p in plans]
+                scored_twins = iter(score_batch([(t, seeds) for t in twins if t is not None]))
+                scored_batch = [paired(a, None if t is None else next(scored_twins))
+                                for a, t in zip(scored_batch, twins, strict=True)]
+            for trial, scored in zip(asked, scored_batch, strict=True):
                 study.tell(trial, scored.failure)
                 results.append(scored)
                 if on_result is not None:
@@ -111,3 +132,10 @@ def search(defender: str | Any = "heuristic", *, trials: int = 40,
         else:
             scorer.close()
     return sorted(results, key=lambda r: (not r.valid, -r.failure))
+
+
+def _mirror(plan: CasePlan) -> CasePlan | None:
+    try:
+        return mirror(plan)
+    except PlanError:
+        return None

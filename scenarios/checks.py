@@ -214,15 +214,24 @@ def _reply_or_evasive(b: CaseBuilder, mode: str, explaining: tuple[SupportingDoc
     return {}
 
 
-def source_of_funds(b: CaseBuilder, s: Surface, mode: str, code: str) -> Outcome:
+def source_of_funds(b: CaseBuilder, s: Surface, mode: str, code: str, *, deep: bool = False,
+                    misleading: bool = False, near_band: bool = False) -> Outcome:
     """The document's amount vs the alerted flow. Explained: 5-15% more than the flow, the
     difference being the FX margin and charges, a line on the customer's own ledger (or, for
     `explained_rfi`, the conversion advice the customer sends). Every case with this check has
-    an FX-charges line; only an explaining one equals the difference."""
+    an FX-charges line; only an explaining one equals the difference.
+
+    The judgement knobs (`story.Judgement`): `deep` books the explaining line 3-10 days after
+    the inflow instead of on its day; `near_band` puts an unexplained document 5-15% above the
+    flow; `misleading` makes the reply a conversion advice that names the ledger's FX line and
+    points the wrong way: for exactly the difference when the line is another amount
+    (unexplained), for another amount when the line explains the difference (explained)."""
     rng, flow = b.rng, s.flow_total
     kind = b.pick(s.doc_kinds)
     if mode == CLEAR:
         amount = flow * rng.uniform(1.0, DOCUMENT_MATCH_FACTOR)
+    elif mode == UNEXPLAINED and near_band:
+        amount = flow * (1 + rng.uniform(*FX_CHARGES_SHARE))
     elif mode == UNEXPLAINED:
         gap = rng.uniform(*UNEXPLAINED_DOC_GAP)
         amount = flow * (1 + gap) if rng.random() < 0.6 else flow / (1 + gap)
@@ -245,19 +254,27 @@ def source_of_funds(b: CaseBuilder, s: Surface, mode: str, code: str) -> Outcome
 
     fx = b.shared_counterparty("fx_desk", f"{vocab.BANK_NAME} FX Desk")
     charge = gap if mode == EXPLAINED else unrelated_charge()
-    line = b.txn(first, charge, "ach", s.account, fx, memo=FX_MEMO)
+    booked = first
+    if deep and mode == EXPLAINED:
+        booked = min(first + timedelta(days=b.ri(3, 10)), b.as_of - timedelta(days=1))
+    line = b.txn(booked, charge, "ach", s.account, fx, memo=FX_MEMO)
 
-    def advice(x: float) -> tuple[SupportingDocument, ...]:
+    def advice(x: float, reference: str | None = None) -> tuple[SupportingDocument, ...]:
         return (b.supporting("FX conversion advice", "Conversion of the foreign-currency "
                              "proceeds: margin and charges deducted", x, iso(first),
-                             vocab.BANK_NAME),)
+                             vocab.BANK_NAME, reference),)
 
     groups = ((sof.id, doc.id, extra.id),)
     if mode == UNEXPLAINED:
         flag = RedFlag(code=code, evidence_ids=(sof.id, doc.id, *(t.id for t in s.alert_txns)),
                        carrier_ids=(doc.id,))
+        if misleading and gap > 0:
+            return Outcome(groups, flag, disposition=mode, reply_docs=advice(gap, line.id))
         return Outcome(groups, flag, disposition=mode,
                        **_reply_or_evasive(b, mode, (), lambda: advice(unrelated_charge())))
+    if mode == EXPLAINED and misleading:
+        return Outcome(groups, disposition=mode, explanation_ids=(line.id,),
+                       reply_docs=advice(unrelated_charge(), line.id))
     if mode == EXPLAINED:
         return Outcome(groups, disposition=mode, explanation_ids=(line.id,))
     return Outcome(groups, disposition=mode,
@@ -344,11 +361,14 @@ def household(b: CaseBuilder, actor: Entity, share: float = 0.5) -> Entity:
     return b.update_entity(actor, household=(member.id,))
 
 
-def device(b: CaseBuilder, s: Surface, mode: str, reg: Registry) -> Outcome:
+def device(b: CaseBuilder, s: Surface, mode: str, reg: Registry, *,
+           deep: bool = False) -> Outcome:
     """A device on the subject's account that also runs another account: a company the registry
     shows the subject owns, or for a subject without stakes its own second account (clear), a
     household member named on the KYC file (explained), one the customer names when asked
-    (explained_rfi), or an unrelated party (the red flag)."""
+    (explained_rfi), or an unrelated party (the red flag). With `deep` (`story.Judgement`) an
+    explained co-user's own KYC file names the customer's actor as household, the actor's file
+    does not name the co-user."""
     actor = s.subject if s.subject.kind == "person" else s.directors[0]
     actor = b.entity(actor.id)
     link = None
@@ -356,6 +376,9 @@ def device(b: CaseBuilder, s: Surface, mode: str, reg: Registry) -> Outcome:
         other = actor
     elif mode == CLEAR:
         other, link = reg.spare_holding(b, set())
+    elif mode == EXPLAINED and deep:
+        other = b.person(customer=True, country=actor.country)
+        other = b.update_entity(other, household=(actor.id,))
     elif mode == EXPLAINED:
         actor = household(b, actor, share=1.0)
         other = b.entity(actor.household[0])
@@ -475,12 +498,22 @@ def _alerted_shipments(b: CaseBuilder, s: Surface) -> list[tuple[int, int]]:
     return out
 
 
-def price(b: CaseBuilder, s: Surface, mode: str, over: bool) -> Outcome:
+def price(b: CaseBuilder, s: Surface, mode: str, over: bool, *, deep: bool = False,
+          misleading: bool = False, near_band: bool = False) -> Outcome:
     """The invoiced price vs the commodity's FOB market band. Clear: an FOB price inside it.
     Explained: a CIF price above the band by the freight (12-20%) the bill of lading shows (or,
     for explained_rfi, the freight invoice the customer sends). Unexplained: well beyond it, FOB,
-    or CIF with freight far too small to account for it."""
+    or CIF with freight far too small to account for it.
+
+    The judgement knobs (`story.Judgement`), over-invoicing only: `deep` files the explaining
+    freight invoices with the customer's declarations instead of on the bills of lading;
+    `near_band` writes an unexplained price CIF, 10-23% above the band's top; `misleading`
+    makes the reply a freight invoice per shipment that points the wrong way: an unexplained
+    price is written CIF with the small freight on the bill of lading and the invoice claims
+    enough freight to bring it inside the band; an explained one's invoice claims a freight of
+    1-4%, too small to explain it (the explanation stays on file)."""
     rng, p = b.rng, s.unit_price or 1.0
+    false_freight = misleading and over and mode == UNEXPLAINED
     half = MARKET_BAND_HALF_WIDTH
     cif, freight = False, 0.0
     if mode == CLEAR:
@@ -495,11 +528,11 @@ def price(b: CaseBuilder, s: Surface, mode: str, over: bool) -> Outcome:
                         1 + half - 0.02)
         centre = fob / x
     else:
-        cif = over and rng.random() < 0.5
+        cif = over and (near_band or false_freight or rng.random() < 0.5)
         lo, hi = b.knobs.price_multiple
         if cif:
             freight = rng.uniform(*SMALL_FREIGHT_SHARE)
-            m = rng.uniform(1.10, hi)
+            m = rng.uniform(1.10, 1.23 if near_band else hi)
         else:
             m = rng.uniform(lo, hi)
         centre = p / ((1 + half) * m) if over else p * m / (1 - half)
@@ -509,7 +542,17 @@ def price(b: CaseBuilder, s: Surface, mode: str, over: bool) -> Outcome:
         inv, bol = b.trade_documents[i], b.trade_documents[j]
         total = round(inv.quantity * (inv.unit_price_usd or 0.0) * freight / (1 + freight), 2)
         b.trade_documents[i] = inv.model_copy(update={"price_basis": "CIF" if cif else "FOB"})
-        if cif and (mode == EXPLAINED or (mode == UNEXPLAINED and rng.random() < 0.5)):
+        if false_freight:
+            # the bill of lading shows the small freight; the invoice sent claims the freight
+            # that would bring the price to 95% of the band's top
+            b.trade_documents[j] = bol.model_copy(update={"freight_usd": total})
+            claimed = round(inv.quantity * ((inv.unit_price_usd or 0.0)
+                                            - 0.95 * centre * (1 + half)), 2)
+            freight_docs.append(b.supporting("freight invoice", "Carrier's freight charge for "
+                                             "the shipment", claimed, bol.date, bol.vessel,
+                                             bol.shipment_ref))
+        elif cif and ((mode == EXPLAINED and not deep)
+                      or (mode == UNEXPLAINED and rng.random() < 0.5)):
             b.trade_documents[j] = bol.model_copy(update={"freight_usd": total})
         elif cif:
             freight_docs.append(b.supporting("freight invoice", "Carrier's freight charge for "
@@ -518,16 +561,32 @@ def price(b: CaseBuilder, s: Surface, mode: str, over: bool) -> Outcome:
     groups = (s.customs_ids, (band.id,))
     if mode == CLEAR:
         return Outcome(groups)
+    wrong = ()
+    if mode == EXPLAINED and misleading:
+        wrong = tuple(b.supporting("freight invoice", "Carrier's freight charge for the "
+                                   "shipment", round(inv.quantity * (inv.unit_price_usd or 0.0)
+                                                     * rng.uniform(*SMALL_FREIGHT_SHARE), 2),
+                                   bol.date, bol.vessel, bol.shipment_ref)
+                      for inv, bol in ((b.trade_documents[i], b.trade_documents[j])
+                                       for i, j in _alerted_shipments(b, s)))
+    if mode == EXPLAINED and deep and freight_docs:
+        b.sof(s.subject, "freight invoices for the shipments on file", tuple(freight_docs))
+        return Outcome(groups, disposition=mode, reply_docs=wrong,
+                       explanation_ids=tuple(d.id for d in freight_docs))
     if mode == EXPLAINED:
         bols = tuple(b.trade_documents[j].id for _, j in _alerted_shipments(b, s))
-        return Outcome(groups, disposition=mode, explanation_ids=bols)
+        return Outcome(groups, disposition=mode, explanation_ids=bols, reply_docs=wrong)
     if mode == EXPLAINED_RFI:
         return Outcome(groups, disposition=mode, reply_docs=tuple(freight_docs))
     invoices = tuple(t.reference for t in s.alert_txns if t.reference)
     flag = RedFlag(code="OVER_INVOICING" if over else "UNDER_INVOICING",
                    evidence_ids=(*invoices, *s.customs_ids, band.id),
                    carrier_ids=(*s.customs_ids, band.id))
-    return Outcome(groups, flag, (s.partner.id,) if s.partner is not None else (),
+    implicated = (s.partner.id,) if s.partner is not None else ()
+    if false_freight:
+        return Outcome(groups, flag, implicated, disposition=mode,
+                       reply_docs=tuple(freight_docs))
+    return Outcome(groups, flag, implicated,
                    disposition=mode, **_reply_or_evasive(b, mode, (), lambda: tuple(freight_docs)))
 
 
@@ -618,3 +677,27 @@ def authority(b: CaseBuilder, s: Surface, mode: str) -> Outcome:
                    carrier_ids=(poa.id,))
     return Outcome(groups, flag, (payee.id,), disposition=mode, **_reply_or_evasive(
         b, mode, (), lambda: (successor(b.person_name()),)))
+
+
+def wrong_way_reply(b: CaseBuilder, s: Surface, topic: str) -> tuple[SupportingDocument, ...]:
+    """A reply document of the kind that would explain an anomaly on `topic`, about the wrong
+    party or amount (`story.Judgement.misleading_reply`, for an anomaly whose own check wrote no
+    reply document): a conversion advice for another amount, a disclosure of another company,
+    a household declaration or a successor appointment naming someone else. Identity and
+    trade terms have none here (their checks write their own)."""
+    if topic == "source_of_funds":
+        return (b.supporting("FX conversion advice", "Conversion of the foreign-currency "
+                             "proceeds: margin and charges deducted",
+                             s.flow_total * b.rng.uniform(*FX_CHARGES_SHARE),
+                             iso(_first_day(s)), vocab.BANK_NAME),)
+    if topic == "related_parties":
+        return (related_party_document(b, s.company_like()),)
+    if topic == "device_use":
+        return (b.supporting("household declaration", "Member of the customer's household "
+                             "who uses the customer's device", None, b.past_date(5, 40),
+                             b.person_name()),)
+    if topic == "authority":
+        return (b.supporting("successor attorney appointment", "Successor attorney-in-fact "
+                             "appointed under the power of attorney", None,
+                             b.past_date(20, 110), b.person_name()),)
+    return ()

@@ -157,4 +157,4 @@ def generate_from_plan(plan: Any, seed: int) -> Case:
     b.knobs = plan.knobs()
     return build_case(b, kind=spec.name, variant=plan.variant, scheme=plan.scheme(),
                       suspicious=spec.suspicious, typology=spec.name if spec.suspicious else None,
-                      layout=plan.layout())
+                      layout=plan.layout(), judgement=plan.judgement())

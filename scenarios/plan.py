@@ -24,6 +24,16 @@ draws it, so a plan that fixes only `kind`, `variant` and `difficulty` gives exa
 | price_multiple | 1.34-2.0 (lo <= hi) | mispricing vs the band's edge (>= 1/0.75, manual 6.2) |
 | legit_shipments | 0-5 | earlier shipments with the same partner |
 | step_budget | 10-44 | steps before the episode times out (validity: the oracle fits) |
+| innocent_anomalies | 0-4 | checks not left unexplained with an explained anomaly (capped) |
+| explanation_reach | file/deep/request | where those explanations live |
+| benign_noise | true/false | a benign story leaves one check unexplained (suspicious: no effect) |
+| misleading_reply | true/false | replies point the wrong way (unexplained: look explanatory) |
+| near_band | true/false | an unexplained anomaly sits inside the innocent band |
+
+The last five are the judgement knobs (`story.Judgement` says what each writes): cover quality
+(a suspicious story's documented cover, its anomalies near the innocent bands, a reply that
+looks explanatory), innocent anomalies on benign twins and the reach of explanations. None of
+them moves the label, the count of unexplained checks (manual 1.7).
 
 The plan names the failing check, so it is ground truth: the environment keeps it with the
 case and serves it only with the truth of a finished episode. Bad plans raise `PlanError`
@@ -44,7 +54,7 @@ from memex.scenarios.case import Case
 from memex.scenarios.difficulty import KNOBS, Knobs
 from memex.scenarios.generator import KINDS, generate_from_plan
 from memex.scenarios.model import Difficulty
-from memex.scenarios.story import POOLS, SINGLE_VIEW, Scheme
+from memex.scenarios.story import POOLS, REACHES, SINGLE_VIEW, Judgement, Scheme
 
 PLAN_VERSION = 1
 # (low, high) of every numeric knob; the search (`memex.adversary.search`) reads the same table.
@@ -56,6 +66,11 @@ INT_BOUNDS: dict[str, tuple[int, int]] = {
 FLOAT_BOUNDS: dict[str, tuple[float, float]] = {"threshold_gap_usd": (200.0, 1_500.0)}
 RANGE_BOUNDS: dict[str, tuple[float, float]] = {"cash_deposits": (5, 12),
                                                 "price_multiple": (1.34, 2.0)}
+# The judgement knobs (`story.Judgement`): each name with its choices (the search reads these).
+JUDGEMENT_CHOICES: dict[str, tuple[Any, ...]] = {
+    "innocent_anomalies": (0, 1, 2, 3, 4), "explanation_reach": REACHES,
+    "benign_noise": (False, True), "misleading_reply": (False, True), "near_band": (False, True),
+}
 
 
 class PlanError(CodedError):
@@ -93,6 +108,11 @@ class CasePlan(BaseModel):
     price_multiple: tuple[float, float] | None = None
     legit_shipments: int | None = _int("legit_shipments")
     step_budget: int | None = _int("step_budget")
+    innocent_anomalies: int | None = Field(default=None, ge=0, le=4, strict=True)
+    explanation_reach: Literal["file", "deep", "request"] | None = None
+    benign_noise: bool | None = Field(default=None, strict=True)
+    misleading_reply: bool | None = Field(default=None, strict=True)
+    near_band: bool | None = Field(default=None, strict=True)
 
     # ---- derived ---------------------------------------------------------------------------
     def scheme(self) -> Scheme:
@@ -110,6 +130,16 @@ class CasePlan(BaseModel):
         if self.checks is not None:
             fixed["cross_checks"] = len(self.checks) + 1
         return dataclasses.replace(KNOBS[self.difficulty], **fixed)
+
+    def judgement(self) -> Judgement | None:
+        """What `story.build_case(judgement=...)` fixes (None: every judgement knob unset)."""
+        if all(getattr(self, k) is None for k in JUDGEMENT_CHOICES):
+            return None
+        return Judgement(innocent_anomalies=self.innocent_anomalies,
+                         explanation_reach=self.explanation_reach,
+                         benign_noise=self.benign_noise,
+                         misleading_reply=bool(self.misleading_reply),
+                         near_band=bool(self.near_band))
 
     def layout(self) -> tuple[tuple[str, ...], str | None] | None:
         """What `story.build_case(layout=...)` fixes: the other checks, the second failure."""

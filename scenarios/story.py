@@ -112,6 +112,49 @@ EVASIVE_NOISE_SHARE = 0.3
 
 
 @dataclass(frozen=True)
+class Judgement:
+    """How hard a story is to weigh (the case plan's judgement knobs, `scenarios.plan`); every
+    field None (or False) draws the story exactly as `generate` does.
+
+    - `innocent_anomalies`: how many of the checks a story does not leave unexplained show an
+      anomaly with an explanation (a benign story's innocent anomalies, a suspicious story's
+      documented cover); the others are clear. None: drawn (`BENIGN_MODES`, `COVER_MODES`).
+    - `explanation_reach`: where those explanations live: "file" (on file, where the check's
+      own views point), "deep" (on file, in a record only a wider view shows: the FX charges
+      booked days after the inflow, the freight on an invoice filed with the customer's
+      declarations rather than on the bill of lading, the household named on the device
+      co-user's own KYC file rather than the customer's; the other checks have no deeper
+      place and are explained on file) or "request" (only in the reply to `request_information`,
+      where the check has a topic). None: drawn.
+    - `benign_noise`: whether a benign story leaves one check unexplained (None: drawn with
+      `BENIGN_NOISE_SHARE`); a suspicious story always leaves `SAR_MIN_UNEXPLAINED`.
+    - `misleading_reply`: the customer's reply on a source-of-funds or over-invoicing anomaly
+      points the wrong way, in both classes alike: an unexplained anomaly gets a document that
+      looks explanatory but contradicts the bank's own records (a conversion advice for exactly
+      the difference that names the ledger's FX line, whose amount is another; a freight
+      invoice for far more than the freight the bill of lading shows), an anomaly explained
+      on file one that does not explain it (an advice for another amount than the FX line
+      it names; a freight invoice for 1-4%). Every other topic with an anomaly explained on
+      file or unexplained gets a document of the explaining kind about someone else
+      (`checks.wrong_way_reply`), so a reply with documents tells nothing alone. The bank's
+      records decide, never the reply.
+    - `near_band`: an unexplained anomaly sits inside the innocent band (a document 5-15% above
+      the flow, an over-invoiced price 10-23% above the band's top on a CIF invoice).
+
+    None of them moves the label: it stays the count of unexplained checks.
+    """
+
+    innocent_anomalies: int | None = None
+    explanation_reach: str | None = None
+    benign_noise: bool | None = None
+    misleading_reply: bool = False
+    near_band: bool = False
+
+
+REACHES = ("file", "deep", "request")
+
+
+@dataclass(frozen=True)
 class Scheme:
     """What a variant means: the rule it fires and its anchor check (`over` for pricing)."""
 
@@ -121,32 +164,43 @@ class Scheme:
 
 
 def dispositions(b: CaseBuilder, present: list[str], suspicious: bool,
-                 second: str | None = None, stakes: bool = True) -> dict[str, str]:
+                 second: str | None = None, stakes: bool = True,
+                 judgement: Judgement | None = None) -> dict[str, str]:
     """Each present check's disposition; `present[0]` is the anchor. A suspicious story leaves
     the anchor and `second` (drawn when None) unexplained; a benign one, sometimes, one check.
     A benign story resting on the watchlist, or on the holdings of a subject without stakes
-    (`stakes` False), has the anomaly it rests on: the hit, the stake."""
+    (`stakes` False), has the anomaly it rests on: the hit, the stake. `judgement` fixes what
+    it sets (see `Judgement`); the default draws as `generate` does."""
     rng = b.rng
+    j = judgement or Judgement()
     # a screening hit is unexplained (a true match) only in a suspicious story resting on it
     candidates = [c for c in present[1:] if c != ck.WATCHLIST] or present[1:]
     if suspicious:
         # SAR_MIN_UNEXPLAINED of them: the anchor and one more
         unexplained = {present[0], second if second in present[1:] else b.pick(candidates)}
-    elif rng.random() < BENIGN_NOISE_SHARE:
+    elif (rng.random() < BENIGN_NOISE_SHARE) if j.benign_noise is None else j.benign_noise:
         unexplained = {b.pick([c for c in present if c != ck.WATCHLIST] or present)}
     else:
         unexplained = set()
+    anomalous = None
+    if j.innocent_anomalies is not None:
+        others = [c for c in present if c not in unexplained]
+        anomalous = set(rng.sample(others, min(j.innocent_anomalies, len(others))))
     out = {}
     for i, c in enumerate(present):
         if c in unexplained:
             out[c] = ck.UNEXPLAINED
+            continue
+        if anomalous is not None and c not in anomalous:
+            out[c] = ck.CLEAR
             continue
         weights = COVER_MODES if suspicious else BENIGN_MODES
         if c == ck.WATCHLIST and i > 0:
             weights = SCREENING_MODES
         elif i == 0 and (c == ck.WATCHLIST or (c == ck.HOLDINGS and not stakes)):
             weights = {m: w for m, w in weights.items() if m != ck.CLEAR}
-        modes = [m for m in weights if m in ck.MODES[c]]
+        modes = [m for m in weights if m in ck.MODES[c]
+                 and (anomalous is None or m != ck.CLEAR)]
         r = rng.random() * sum(weights[m] for m in modes)
         mode = modes[-1]
         for m in modes:
@@ -154,7 +208,7 @@ def dispositions(b: CaseBuilder, present: list[str], suspicious: bool,
             if r < 0:
                 mode = m
                 break
-        out[c] = mode
+        out[c] = _reached(c, mode, j.explanation_reach)
     return out
 
 
@@ -175,18 +229,31 @@ def _draw_checks(b: CaseBuilder, scheme: Scheme, subject: Entity) -> list[str]:
     return drawn
 
 
+def _reached(check: str, mode: str, reach: str | None) -> str:
+    """An explained check's disposition under `Judgement.explanation_reach`."""
+    if reach is None or mode == ck.CLEAR:
+        return mode
+    if reach == "request" and ck.EXPLAINED_RFI in ck.MODES[check]:
+        return ck.EXPLAINED_RFI
+    return ck.EXPLAINED
+
+
 def build_case(b: CaseBuilder, *, kind: str, variant: str, scheme: Scheme, suspicious: bool,
                typology: str | None, layout: tuple[tuple[str, ...], str | None] | None = None,
-               ) -> Case:
+               judgement: Judgement | None = None) -> Case:
     """`layout` (from `scenarios.plan`, already validated there) fixes step 2 instead of drawing
-    it: (the checks present after the anchor, the second unexplained check or None)."""
+    it: (the checks present after the anchor, the second unexplained check or None);
+    `judgement` (also from the plan) fixes what it sets of steps 3 and 4."""
     rule = scheme.rule
     s = SURFACES[rule](b)
     pool = POOLS[rule]
     drawn = layout[0] if layout is not None else _draw_checks(b, scheme, s.subject)
     present = [scheme.anchor, *drawn]
     modes = dispositions(b, present, suspicious, layout[1] if layout is not None else None,
-                         ck.holds_stakes(b, s.subject))
+                         ck.holds_stakes(b, s.subject), judgement)
+    j = judgement or Judgement()
+    writing = {"deep": j.explanation_reach == "deep", "misleading": j.misleading_reply,
+               "near_band": j.near_band}
 
     actor = s.subject if s.subject.kind == "person" else s.directors[0]
     ck.household(b, b.entity(actor.id))
@@ -200,16 +267,16 @@ def build_case(b: CaseBuilder, *, kind: str, variant: str, scheme: Scheme, suspi
     for check in pool:
         mode = modes.get(check, ck.CLEAR)
         if check == ck.PRICE:  # the band always exists; it decides only when present
-            outcomes[check] = ck.price(b, s, mode, scheme.over)
+            outcomes[check] = ck.price(b, s, mode, scheme.over, **writing)
         elif check not in present:
             if check == ck.SOURCE_OF_FUNDS:
                 ck.generic_source_of_funds(b, s)
         elif check == ck.SOURCE_OF_FUNDS:
-            outcomes[check] = ck.source_of_funds(b, s, mode, SOF_FLAG[rule])
+            outcomes[check] = ck.source_of_funds(b, s, mode, SOF_FLAG[rule], **writing)
         elif check == ck.TRACE:
             outcomes[check] = ck.trace(b, s, mode, reg, TRACE_FLAG.get(rule, "ROUND_TRIP"))
         elif check == ck.DEVICE:
-            outcomes[check] = ck.device(b, s, mode, reg)
+            outcomes[check] = ck.device(b, s, mode, reg, deep=writing["deep"])
         elif check == ck.WATCHLIST:
             outcomes[check] = ck.watchlist(b, s, mode)
         elif check == ck.HOLDINGS:
@@ -223,7 +290,7 @@ def build_case(b: CaseBuilder, *, kind: str, variant: str, scheme: Scheme, suspi
     if ck.SOURCE_OF_FUNDS not in pool:
         ck.generic_source_of_funds(b, s)
     present_outcomes = {c: outcomes[c] for c in present}
-    explanation_ids = _disclose(b, s, reg, present_outcomes)
+    explanation_ids = _disclose(b, s, reg, present_outcomes, j.misleading_reply)
     # Everyone banks online from a device of their own.
     b.logins(b.entity(actor.id), s.account, b.device(), 2)
     decoys(b, s.people, s.account)
@@ -255,10 +322,12 @@ def build_case(b: CaseBuilder, *, kind: str, variant: str, scheme: Scheme, suspi
 
 
 def _disclose(b: CaseBuilder, s: Surface, reg: ck.Registry, outcomes: dict[str, ck.Outcome],
-              ) -> tuple[str, ...]:
+              misleading: bool = False) -> tuple[str, ...]:
     """File the related-party disclosures (the explaining ones, and for half the cases one about
     a holding no check involves) and write the relationship manager's reply on every topic.
-    Returns the IDs of the records that explain the innocent anomalies."""
+    With `misleading` (`Judgement.misleading_reply`) a topic with an anomaly explained on file
+    or unexplained always gets a document, the wrong way (`checks.wrong_way_reply`) when its
+    check wrote none. Returns the IDs of the records that explain the innocent anomalies."""
     docs = [d for o in outcomes.values() for d in o.disclosures]
     involved = {n for o in outcomes.values() for n in o.implicated}
     spare = [c for c, _ in reg.holdings if c.id not in involved and c.id not in reg.lent]
@@ -270,6 +339,9 @@ def _disclose(b: CaseBuilder, s: Surface, reg: ck.Registry, outcomes: dict[str, 
     for topic in INFORMATION_TOPICS:
         mine = [o for c, o in outcomes.items() if ck.TOPIC.get(c) == topic]
         docs = tuple(d for o in mine for d in o.reply_docs)
+        if misleading and not docs and any(o.disposition in (ck.EXPLAINED, ck.UNEXPLAINED)
+                                           for o in mine):
+            docs = ck.wrong_way_reply(b, s, topic)
         if docs:
             statement = "The customer sent the documents attached."
         elif any(o.evasive for o in mine) or b.rng.random() < EVASIVE_NOISE_SHARE:
