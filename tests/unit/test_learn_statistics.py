@@ -68,3 +68,20 @@ def test_by_kind_splits_episodes_by_the_key_kind():
     assert kinds["trade_based"]["decision_accuracy"]["mean"] == 0.5
     assert kinds["trade_based"]["outcomes"] == {"TP": 1, "unfinished": 1}
     assert kinds["fair_trade"]["outcomes"] == {"TN": 1}
+
+
+def test_always_sar_and_always_close_decide_at_the_takeover_point():
+    adapter = learn.get_adapter("memex")
+    specs = adapter.grid("test", ["trade_based", "fair_trade"], ["easy"], 1)  # SAR, close
+    args = learn.parse_args(["--size", "small"])
+    heuristic = learn.evaluate_heuristic(adapter, specs, max_turns=1, takeover_last=1)
+    sar = learn.evaluate_probe("always SAR", specs, args)
+    close = learn.evaluate_probe("always close", specs, args)
+    assert [r["key"] for r in sar] == [r["key"] for r in close] == [s.key for s in specs]
+    assert [r["outcome"] for r in sar] == ["TP", "FP"]
+    assert [r["outcome"] for r in close] == ["FN", "TN"]
+    assert all(r["valid_call_rate"] == 1.0 and r["turns"] == 1 for r in sar + close)
+    # the probe's right answer is the heuristic's minus what reading the case adds, never more
+    assert sar[0]["return"] <= heuristic[0]["return"]
+    assert close[1]["return"] <= heuristic[1]["return"]
+    assert close[0]["return"] < sar[0]["return"]  # a missed SAR costs most
