@@ -723,6 +723,29 @@ def train_specs(adapter: EnvAdapter, args: argparse.Namespace) -> list[EpisodeSp
     return specs[:args.num_prompts]
 
 
+def grpo_config(args: argparse.Namespace, out: Path, *, cuda: bool, use_vllm: bool) -> Any:
+    """TRL's GRPOConfig for the CLI's arguments."""
+    from trl import GRPOConfig
+
+    return GRPOConfig(
+        output_dir=str(out), learning_rate=args.lr, per_device_train_batch_size=args.batch_size,
+        gradient_accumulation_steps=args.grad_accum, num_generations=args.num_generations,
+        max_completion_length=args.max_completion_length, num_train_epochs=args.epochs,
+        beta=args.beta, loss_type=args.loss_type, temperature=args.temperature,
+        scale_rewards=args.scale_rewards,
+        reward_weights=[args.format_weight, args.quality_weight, args.outcome_weight,
+                        args.os_weight],
+        logging_steps=1, save_strategy="steps", save_steps=args.save_steps, seed=args.seed,
+        report_to=report_to(args.report_to),
+        bf16=cuda, use_cpu=not cuda,
+        use_vllm=use_vllm, vllm_mode="colocate",
+        vllm_max_model_length=args.max_prompt_tokens + args.max_completion_length,
+        dataloader_num_workers=0, remove_unused_columns=False,
+        # TRL's GRPOConfig turns gradient checkpointing on by default; it trades arithmetic for
+        # memory, which a CPU run has to spare and arithmetic it has not: on under CUDA only.
+        gradient_checkpointing=cuda)
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parse_args(argv)
     started = time.perf_counter()
@@ -737,7 +760,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     model, tokenizer, backend = load_model(args, cuda)  # imports unsloth before trl when used
     from datasets import Dataset
     from transformers.trainer_utils import get_last_checkpoint
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOTrainer
 
     adapter = get_adapter(args.env)
     out = Path(args.output_dir)
@@ -753,21 +776,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     use_vllm = cuda and args.vllm != "off" and _available("vllm")
     if use_vllm and args.constrained:
         raise SystemExit("--constrained decodes with transformers: add --vllm off")
-    config = GRPOConfig(
-        output_dir=str(out), learning_rate=args.lr, per_device_train_batch_size=args.batch_size,
-        gradient_accumulation_steps=args.grad_accum, num_generations=args.num_generations,
-        max_completion_length=args.max_completion_length, num_train_epochs=args.epochs,
-        beta=args.beta, loss_type=args.loss_type, temperature=args.temperature,
-        scale_rewards=args.scale_rewards,
-        reward_weights=[args.format_weight, args.quality_weight, args.outcome_weight,
-                        args.os_weight],
-        logging_steps=1, save_strategy="steps", save_steps=args.save_steps, seed=args.seed,
-        report_to=report_to(args.report_to),
-        bf16=cuda, use_cpu=not cuda,
-        use_vllm=use_vllm, vllm_mode="colocate",
-        vllm_max_model_length=args.max_prompt_tokens + args.max_completion_length,
-        dataloader_num_workers=0, remove_unused_columns=False,
-        **({"gradient_checkpointing": True} if cuda else {}))
+    config = grpo_config(args, out, cuda=cuda, use_vllm=use_vllm)
     specs = train_specs(adapter, args)
     curriculum = None
     if args.curriculum == "plr":  # the dataset rows then only pace TRL's batches

@@ -401,6 +401,26 @@ def train_control(args: argparse.Namespace, n: int) -> tuple[int, list[float]]:
     return len(pairs), losses
 
 
+def grpo_arguments(args: argparse.Namespace, out: Path) -> list[str]:
+    """`train_grpo`'s command line for the run: the warm start and GRPO on the slice,
+    constrained decoding (transformers generation), the run's rewards and sizes."""
+    return [
+        "--model", "smollm2-135m", "--tasks", args.tasks, "--difficulties", args.difficulty,
+        "--max-turns", str(args.max_turns), "--num-prompts", str(args.num_prompts),
+        "--num-generations", str(args.num_generations),
+        "--batch-size", str(args.num_generations * args.groups_per_step), "--grad-accum", "1",
+        "--max-completion-length", str(args.max_new_tokens), "--lr", str(args.lr),
+        "--temperature", str(args.temperature), "--sft-warmstart", str(args.warmstart),
+        "--sft-epochs", "1",
+        "--sft-lr", str(args.sft_lr), "--compact-prompt", "--constrained", "--vllm", "off",
+        "--scale-rewards", SCALE_REWARDS,
+        *[a for name, w in REWARD_WEIGHTS.items() for a in (f"--{name}-weight", str(w))],
+        "--max-prompt-chars", str(args.max_prompt_chars),
+        "--max-prompt-tokens", str(args.max_prompt_tokens), "--save-steps", "100000",
+        "--seed", str(args.seed), "--output-dir", str(out / "grpo"),
+        *(["--takeover-last", str(args.takeover_last)] if args.takeover_last else [])]
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description="GRPO vs warm start vs SFT control on a slice.")
     p.add_argument("--size", choices=tuple(SIZES), default="full")
@@ -459,21 +479,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     # Three processes: GRPO (after its warm start) runs beside the control's training and the
     # warm start's evaluation; each trained model is evaluated as soon as it exists.
-    grpo_argv = [
-        "--model", "smollm2-135m", "--tasks", args.tasks, "--difficulties", args.difficulty,
-        "--max-turns", str(args.max_turns), "--num-prompts", str(args.num_prompts),
-        "--num-generations", str(args.num_generations),
-        "--batch-size", str(args.num_generations * args.groups_per_step), "--grad-accum", "1",
-        "--max-completion-length", str(args.max_new_tokens), "--lr", str(args.lr),
-        "--temperature", str(args.temperature), "--sft-warmstart", str(args.warmstart),
-        "--sft-epochs", "1",
-        "--sft-lr", str(args.sft_lr), "--compact-prompt", "--constrained", "--vllm", "off",
-        "--scale-rewards", SCALE_REWARDS,
-        *[a for name, w in REWARD_WEIGHTS.items() for a in (f"--{name}-weight", str(w))],
-        "--max-prompt-chars", str(args.max_prompt_chars),
-        "--max-prompt-tokens", str(args.max_prompt_tokens), "--save-steps", "100000",
-        "--seed", str(args.seed), "--output-dir", str(out / "grpo"),
-        *(["--takeover-last", str(args.takeover_last)] if args.takeover_last else [])]
+    grpo_argv = grpo_arguments(args, out)
     per_task = -(-args.test_episodes // len(tasks))  # alert kinds interleaved, seed by seed
     specs = [s for e in range(per_task) for s in adapter.grid(
         "test", tasks, [args.difficulty], 1, seed_offset=e)][:args.test_episodes]
@@ -573,7 +579,10 @@ def report(args: argparse.Namespace) -> dict[str, Any]:
                   + f"at most {args.max_turns} model turn(s) per episode "
                   f"(a capped episode is scored as a timeout); {run['episodes']} test episodes "
                   f"(seeds from {adapter.splits['test'].start}); prompts <= "
-                  f"{args.max_prompt_tokens} tokens, replies <= {args.max_new_tokens} tokens"),
+                  f"{args.max_prompt_tokens} tokens, replies <= {args.max_new_tokens} tokens, "
+                  "every reply decoded under its state's grammar (GRPO sampling at temperature "
+                  f"{args.temperature}, evaluation greedy); GRPO reward: the outcome alone, "
+                  f"advantages scaled by the {SCALE_REWARDS}'s reward std"),
         "table": table, "differences": differences, "timing": timing, "figures": figures,
         "by_kind": {name: by_kind(rs) for name, rs in rows.items()},
         "load": {k: round(v, 2) if isinstance(v, float) else v

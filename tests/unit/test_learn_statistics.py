@@ -85,3 +85,20 @@ def test_always_sar_and_always_close_decide_at_the_takeover_point():
     assert sar[0]["return"] <= heuristic[0]["return"]
     assert close[1]["return"] <= heuristic[1]["return"]
     assert close[0]["return"] < sar[0]["return"]  # a missed SAR costs most
+
+
+def test_grpo_runs_constrained_on_the_outcome_with_batch_scaled_advantages(tmp_path):
+    args = learn.parse_args(["--size", "full"])
+    argv = learn.grpo_arguments(args, tmp_path)
+    grpo = learn.train_grpo.parse_args(argv)
+    assert grpo.constrained and grpo.vllm == "off"
+    assert (grpo.format_weight, grpo.quality_weight, grpo.outcome_weight, grpo.os_weight) == (
+        0.0, 0.0, 1.0, 0.0)
+    assert grpo.scale_rewards == "batch" and grpo.takeover_last == args.takeover_last
+    assert grpo.max_prompt_tokens == args.max_prompt_tokens  # the one prompt cut
+    config = learn.train_grpo.grpo_config(grpo, tmp_path, cuda=False, use_vllm=False)
+    assert config.gradient_checkpointing is False  # TRL's default is on; not on CPU
+    assert config.scale_rewards == "batch"
+    assert config.reward_weights == [0.0, 0.0, 1.0, 0.0]
+    steps = -(-args.num_prompts // args.groups_per_step)
+    assert steps >= 50
