@@ -102,7 +102,7 @@ from memex.envkit.constrained import Decoder, generate
 from memex.envkit.episodes import Episode, EpisodeSpec
 from memex.envkit.grammar import CALL_PREFIX, GENERATION_LIMITS, canonical_call
 from memex.envkit.replies import ParsedAction
-from memex.inference import PROMPTING_FILE, resolve_model
+from memex.inference import PROMPTING_FILE, load_local_model, resolve_model
 from memex.registry import get_adapter
 
 REWARD_NAMES = ("format", "quality", "outcome", "os")
@@ -417,7 +417,12 @@ def _available(module: str) -> bool:
 
 
 def load_model(args: argparse.Namespace, cuda: bool) -> tuple[Any, Any, str]:
-    """(peft model, tokenizer, backend label). Unsloth 4-bit on CUDA when installed."""
+    """(peft model, tokenizer, backend label). Unsloth 4-bit on CUDA when installed. A LoRA
+    directory (`adapter_config.json`, e.g. a saved warm start) continues training that adapter
+    on its base model."""
+    if (Path(args.model) / "adapter_config.json").exists():
+        model, tokenizer = load_local_model(args.model, trainable=True)
+        return model, tokenizer, "transformers-fp32-lora"
     path = resolve_model(args.model)
     if cuda and args.unsloth != "off" and _available("unsloth"):
         # Untested here (no GPU): Unsloth's 4-bit loader and its LoRA wrapper.
