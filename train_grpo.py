@@ -100,12 +100,13 @@ from memex.curriculum.training import GroupCurriculum
 from memex.envkit.adapter import EnvAdapter
 from memex.envkit.constrained import Decoder, generate
 from memex.envkit.episodes import Episode, EpisodeSpec
-from memex.envkit.grammar import CALL_PREFIX, GENERATION_LIMITS
+from memex.envkit.grammar import CALL_PREFIX, GENERATION_LIMITS, canonical_call
 from memex.envkit.replies import ParsedAction
-from memex.inference import PROMPTING_FILE, resolve_model
+from memex.inference import PROMPTING_FILE, load_local_model, resolve_model
 from memex.registry import get_adapter
 
 REWARD_NAMES = ("format", "quality", "outcome", "os")
+CORRECT = ("TP", "TN")  # the outcomes of a right terminal decision
 LORA_TARGETS = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 CSV_COLUMNS = ("step", "epoch", "loss", "reward", "reward_std", "rewards/format/mean",
                "rewards/quality/mean", "rewards/outcome/mean", "rewards/os/mean", "env/return",
@@ -176,8 +177,13 @@ class Rollout:
         if self.truncated:  # cut by --max-turns: score it as the environment scores a timeout
             episode_return += self.engine.adapter.timeout_return(self.episode.case)
         parts = self.engine.adapter.reward_components(self.episode)
-        return {"format": self.turns[t].parsed.format_score, "quality": parts["quality"],
-                "outcome": round(episode_return, 6), "os": parts["os"]}
+        # Outcome first: format, evidence quality and OS credit count only for an episode whose
+        # terminal decision was right, so a wrong decision earns nothing for being well formed
+        # and a group's reward differences are its decisions'.
+        credit = 1.0 if self.engine.adapter.outcome(self.episode) in CORRECT else 0.0
+        return {"format": credit * self.turns[t].parsed.format_score,
+                "quality": credit * parts["quality"],
+                "outcome": round(episode_return, 6), "os": credit * parts["os"]}
 
 
 class RolloutEngine:
@@ -236,6 +242,21 @@ class RolloutEngine:
         text = self.tokenizer.decode(ids) + (CALL_PREFIX if self.prefix_ids else "")
         return text, ids[-self.max_prompt_tokens:] + self.prefix_ids
 
+    def target_ids(self, action: Any) -> list[int]:
+        """The token ids a model should reply to `render`'s prompt with to take `action`: the
+        call in the grammar's canonical form, ended by the end-of-sequence token. Constrained,
+        the prompt already ends with `CALL_PREFIX`, so the target is the rest of the call, its
+        tool name as the whole tokens the grammar requires (`Decoder.name_tokens`)."""
+        name, arguments = self.adapter.action_call(action)
+        call = canonical_call(self.adapter.tool_specs, name, arguments)
+        encode = self.tokenizer.encode
+        if self.prefix_ids:
+            rest = call[len(CALL_PREFIX) + len(name):]
+            ids = encode(name, add_special_tokens=False) + encode(rest, add_special_tokens=False)
+        else:
+            ids = encode(call, add_special_tokens=False)
+        return ids + [self.tokenizer.eos_token_id]
+
     # -- lockstep play --
     def advance(self, rollouts: list[Rollout], trainer: Any) -> None:
         """Step every active rollout until none is: one batched generation per step."""
@@ -278,15 +299,18 @@ class RolloutEngine:
     def generate_constrained(self, trainer: Any, prompts: list[list[int]],
                              observations: list[Any]) -> list[list[int]]:
         """One sampled completion per prompt under its state's grammar, at the trainer's
-        temperature and completion length (`envkit.constrained.generate`)."""
+        temperature and completion length (`envkit.constrained.generate`; temperature 0:
+        greedy). `trainer` is TRL's trainer or anything with its `model`, `temperature`,
+        `max_completion_length` and `use_vllm` (the learning run's evaluation)."""
         if trainer.use_vllm:
             raise RuntimeError("--constrained decodes with transformers here: use --vllm off")
         names = self.decoder.name_tokens(self.adapter.tool_specs)
         grammars = [self.adapter.state_grammar(o).lark(name_tokens=names,
                                                        limits=GENERATION_LIMITS)
                     for o in observations]
-        return generate(trainer.accelerator.unwrap_model(trainer.model), self.decoder, prompts,
-                        grammars, temperature=trainer.temperature,
+        accelerator = getattr(trainer, "accelerator", None)
+        model = accelerator.unwrap_model(trainer.model) if accelerator else trainer.model
+        return generate(model, self.decoder, prompts, grammars, temperature=trainer.temperature,
                         max_new_tokens=trainer.max_completion_length,
                         pad_token_id=self.tokenizer.pad_token_id)
 
@@ -393,7 +417,12 @@ def _available(module: str) -> bool:
 
 
 def load_model(args: argparse.Namespace, cuda: bool) -> tuple[Any, Any, str]:
-    """(peft model, tokenizer, backend label). Unsloth 4-bit on CUDA when installed."""
+    """(peft model, tokenizer, backend label). Unsloth 4-bit on CUDA when installed. A LoRA
+    directory (`adapter_config.json`, e.g. a saved warm start) continues training that adapter
+    on its base model."""
+    if (Path(args.model) / "adapter_config.json").exists():
+        model, tokenizer = load_local_model(args.model, trainable=True)
+        return model, tokenizer, "transformers-fp32-lora"
     path = resolve_model(args.model)
     if cuda and args.unsloth != "off" and _available("unsloth"):
         # Untested here (no GPU): Unsloth's 4-bit loader and its LoRA wrapper.
@@ -439,17 +468,19 @@ def demonstrator_episode(adapter: EnvAdapter, spec: EpisodeSpec,
         session.close()
 
 
-def demonstrations(adapter: EnvAdapter, n: int, seed: int, tasks: list[str],
-                   difficulties: list[str], render: dict[str, Any], max_step: int | None = None,
-                   takeover_last: int | None = None
-                   ) -> list[tuple[list[dict[str, str]], str]]:
-    """n (prompt messages, target reply) pairs from the demonstrator's episodes on the train
-    split, sampled uniformly over the decisions the model will make: from the takeover point
-    (the last `takeover_last` actions, when given; else the reset) for `max_step` turns when the
-    rollouts are capped there, so the warm start covers the states GRPO will visit. Prompts use
-    the training renderer."""
+def demonstrations(engine: RolloutEngine, n: int, seed: int, tasks: list[str],
+                   difficulties: list[str], max_step: int | None = None
+                   ) -> list[tuple[list[int], list[int]]]:
+    """n (prompt ids, target ids) pairs from the demonstrator's episodes on the train split,
+    sampled uniformly over the decisions the model will make: from the takeover point (the
+    engine's last `takeover_last` actions, when set; else the reset) for `max_step` turns when
+    the rollouts are capped there, so the warm start covers the states GRPO will visit. The
+    prompt is `engine.render`'s — the rollouts' and the evaluation's prompt, cut to the same
+    tokens, ending with the call prefix when the engine is constrained — and the target is the
+    rest of the demonstrator's call (`engine.target_ids`)."""
+    adapter, takeover_last = engine.adapter, engine.takeover_last
     rng = random.Random(f"warmstart|{seed}")
-    pairs: list[tuple[list[dict[str, str]], str]] = []
+    pairs: list[tuple[list[int], list[int]]] = []
     offset = 500_000 + seed * 1_000  # away from the GRPO specs' seeds
     e = 0
     while len(pairs) < 4 * n and e < 10 * n + 10:
@@ -460,14 +491,15 @@ def demonstrations(adapter: EnvAdapter, n: int, seed: int, tasks: list[str],
         decisions = list(zip(episode.observations, episode.actions, strict=False))
         start = max(0, len(decisions) - takeover_last) if takeover_last else 0
         for obs, action in decisions[start:][:max_step]:
-            pairs.append((adapter.messages(obs, spec.key, **render), adapter.action_text(action)))
+            pairs.append((engine.render(obs, spec.key)[1], engine.target_ids(action)))
         e += 1
     return rng.sample(pairs, min(n, len(pairs)))
 
 
-def warm_start(model: Any, tokenizer: Any, pairs: list[tuple[list[dict[str, str]], str]], *,
-               epochs: int, lr: float, max_tokens: int) -> list[float]:
-    """Fit the LoRA on the pairs (loss on the reply tokens only). Returns per-example losses."""
+def warm_start(model: Any, pairs: list[tuple[list[int], list[int]]], *, epochs: int,
+               lr: float) -> list[float]:
+    """Fit the LoRA on (prompt ids, target ids) pairs (loss on the target tokens only).
+    Returns per-example losses."""
     import torch
     from tqdm import tqdm
 
@@ -476,14 +508,8 @@ def warm_start(model: Any, tokenizer: Any, pairs: list[tuple[list[dict[str, str]
     device = next(model.parameters()).device
     model.train()
     losses = []
-    eos = tokenizer.eos_token or ""
     for epoch in range(epochs):
-        for messages, target in tqdm(pairs, desc=f"warm start {epoch + 1}/{epochs}",
-                                     unit="ex"):
-            prompt = tokenizer.apply_chat_template(messages, add_generation_prompt=True,
-                                                   tokenize=True, return_dict=False)
-            reply = tokenizer(target + eos, add_special_tokens=False)["input_ids"]
-            prompt = prompt[-(max_tokens - len(reply)):]
+        for prompt, reply in tqdm(pairs, desc=f"warm start {epoch + 1}/{epochs}", unit="ex"):
             ids = torch.tensor([prompt + reply], device=device)
             labels = torch.tensor([[-100] * len(prompt) + reply], device=device)
             loss = model(input_ids=ids, labels=labels).loss
@@ -604,6 +630,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--loss-type", default="dapo",
                    help="TRL loss: grpo, bnpo, dr_grpo, dapo, cispo, sapo, ...")
     p.add_argument("--temperature", type=float, default=1.0)
+    p.add_argument("--scale-rewards", choices=("group", "batch", "none"), default="group",
+                   help="TRL's advantage scaling: by each group's reward std, the batch's, or "
+                        "none (docs/training.md)")
     p.add_argument("--format-weight", type=float, default=0.2)
     p.add_argument("--quality-weight", type=float, default=0.3)
     p.add_argument("--outcome-weight", type=float, default=1.0)
@@ -699,6 +728,29 @@ def train_specs(adapter: EnvAdapter, args: argparse.Namespace) -> list[EpisodeSp
     return specs[:args.num_prompts]
 
 
+def grpo_config(args: argparse.Namespace, out: Path, *, cuda: bool, use_vllm: bool) -> Any:
+    """TRL's GRPOConfig for the CLI's arguments."""
+    from trl import GRPOConfig
+
+    return GRPOConfig(
+        output_dir=str(out), learning_rate=args.lr, per_device_train_batch_size=args.batch_size,
+        gradient_accumulation_steps=args.grad_accum, num_generations=args.num_generations,
+        max_completion_length=args.max_completion_length, num_train_epochs=args.epochs,
+        beta=args.beta, loss_type=args.loss_type, temperature=args.temperature,
+        scale_rewards=args.scale_rewards,
+        reward_weights=[args.format_weight, args.quality_weight, args.outcome_weight,
+                        args.os_weight],
+        logging_steps=1, save_strategy="steps", save_steps=args.save_steps, seed=args.seed,
+        report_to=report_to(args.report_to),
+        bf16=cuda, use_cpu=not cuda,
+        use_vllm=use_vllm, vllm_mode="colocate",
+        vllm_max_model_length=args.max_prompt_tokens + args.max_completion_length,
+        dataloader_num_workers=0, remove_unused_columns=False,
+        # TRL's GRPOConfig turns gradient checkpointing on by default; it trades arithmetic for
+        # memory, which a CPU run has to spare and arithmetic it has not: on under CUDA only.
+        gradient_checkpointing=cuda)
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     args = parse_args(argv)
     started = time.perf_counter()
@@ -713,7 +765,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     model, tokenizer, backend = load_model(args, cuda)  # imports unsloth before trl when used
     from datasets import Dataset
     from transformers.trainer_utils import get_last_checkpoint
-    from trl import GRPOConfig, GRPOTrainer
+    from trl import GRPOTrainer
 
     adapter = get_adapter(args.env)
     out = Path(args.output_dir)
@@ -729,20 +781,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     use_vllm = cuda and args.vllm != "off" and _available("vllm")
     if use_vllm and args.constrained:
         raise SystemExit("--constrained decodes with transformers: add --vllm off")
-    config = GRPOConfig(
-        output_dir=str(out), learning_rate=args.lr, per_device_train_batch_size=args.batch_size,
-        gradient_accumulation_steps=args.grad_accum, num_generations=args.num_generations,
-        max_completion_length=args.max_completion_length, num_train_epochs=args.epochs,
-        beta=args.beta, loss_type=args.loss_type, temperature=args.temperature,
-        reward_weights=[args.format_weight, args.quality_weight, args.outcome_weight,
-                        args.os_weight],
-        logging_steps=1, save_strategy="steps", save_steps=args.save_steps, seed=args.seed,
-        report_to=report_to(args.report_to),
-        bf16=cuda, use_cpu=not cuda,
-        use_vllm=use_vllm, vllm_mode="colocate",
-        vllm_max_model_length=args.max_prompt_tokens + args.max_completion_length,
-        dataloader_num_workers=0, remove_unused_columns=False,
-        **({"gradient_checkpointing": True} if cuda else {}))
+    config = grpo_config(args, out, cuda=cuda, use_vllm=use_vllm)
     specs = train_specs(adapter, args)
     curriculum = None
     if args.curriculum == "plr":  # the dataset rows then only pace TRL's batches
@@ -765,11 +804,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     warm: dict[str, Any] = {"examples": 0}
     if args.sft_warmstart and resume is None:
         t0 = time.perf_counter()
-        pairs = demonstrations(adapter, args.sft_warmstart, args.seed, _tasks(adapter, args),
-                               _difficulties(adapter, args), render, args.max_turns,
-                               args.takeover_last)
-        losses = warm_start(model, tokenizer, pairs, epochs=args.sft_epochs, lr=args.sft_lr,
-                            max_tokens=args.max_prompt_tokens + args.max_completion_length)
+        pairs = demonstrations(engine, args.sft_warmstart, args.seed, _tasks(adapter, args),
+                               _difficulties(adapter, args), args.max_turns)
+        losses = warm_start(model, pairs, epochs=args.sft_epochs, lr=args.sft_lr)
         model.save_pretrained(out / "warmstart")
         warm = {"examples": len(pairs), "epochs": args.sft_epochs, "first_loss": losses[0],
                 "last_loss": losses[-1], "seconds": round(time.perf_counter() - t0, 1)}

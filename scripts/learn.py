@@ -48,26 +48,36 @@ from memex.envkit.adapter import EnvAdapter
 from memex.envkit.episodes import EpisodeSpec
 from memex.evaluation.report import replace_section
 from memex.inference import load_local_model
+from memex.policies.probes import AlwaysSar
+from memex.policies.scripted import act
 from memex.registry import get_adapter
 
-# Sizes. `full` (the default) is the specified size: >= 200 held-out test episodes per model,
-# sized to fit 90 minutes on 2 cores even while other jobs load them (docs/training.md has the
-# measured wall time and load); `small` is a smoke test of the same pipeline.
+# Sizes. `full` (the default) is the specified size: >= 200 held-out test episodes per model
+# and 50 GRPO optimizer steps (docs/training.md: "Why these sizes" has the measured cost per step
+# and the predicted wall time, hours on this 2-core machine); `pilot` is 12 steps and 40 test
+# episodes; `small` is a smoke test of the same pipeline. lr 1e-4: at 5e-4 two steps moved the
+# decision's log-odds by 4-5 nats on every held-out state alike (the pilot).
+_SLICE = {"tasks": "trade_based,fair_trade", "takeover_last": 1, "max_turns": 1,
+          "max_new_tokens": 320, "max_prompt_tokens": 416, "temperature": 1.0, "lr": 1e-4,
+          "num_generations": 4, "groups_per_step": 2}
 SIZES: dict[str, dict[str, Any]] = {
-    "small": {"tasks": "trade_based,fair_trade", "takeover_last": 1, "max_turns": 1,
-              "warmstart": 8, "num_prompts": 2, "num_generations": 4, "groups_per_step": 2,
-              "test_episodes": 16, "max_new_tokens": 320, "max_prompt_tokens": 416,
-              "temperature": 0.7, "lr": 5e-4},
-    "full": {"tasks": "trade_based,fair_trade", "takeover_last": 1, "max_turns": 1,
-             "warmstart": 24, "num_prompts": 12, "num_generations": 4, "groups_per_step": 2,
-             "test_episodes": 200, "max_new_tokens": 320, "max_prompt_tokens": 416,
-             "temperature": 0.7, "lr": 5e-4},
+    "small": {**_SLICE, "warmstart": 8, "num_prompts": 4, "test_episodes": 16, "base_row": 1},
+    "pilot": {**_SLICE, "warmstart": 24, "num_prompts": 24, "test_episodes": 40, "base_row": 0},
+    "full": {**_SLICE, "warmstart": 24, "num_prompts": 100, "test_episodes": 200,
+             "base_row": 0},
 }
+# GRPO's rewards in the learning run: the outcome alone (format, quality and OS weights 0; a
+# wrong decision earns none of them anyway), advantages scaled by the batch's reward std
+# (docs/training.md, "Rewards").
+REWARD_WEIGHTS = {"format": 0.0, "quality": 0.0, "outcome": 1.0, "os": 0.0}
+SCALE_REWARDS = "batch"
 MEASURES = (("return", "return"), ("decision_accuracy", "decision accuracy"),
             ("valid_call_rate", "valid tool-call rate"), ("page_faults", "page faults"),
             ("citation_share", "citations (share, decided episodes)"),
             ("quality", "evidence quality (reward)"))
 MODELS = ("warm start", "GRPO", "control (SFT)")
+BASE = "base (constrained)"
+PROBES = ("always SAR", "always close")  # the heuristic to the takeover point, then decides
 
 
 # ---- evaluation -------------------------------------------------------------------------------
@@ -82,6 +92,13 @@ class GreedyGenerator:
     tokenizer: Any
     max_new_tokens: int
     batch: int = 16
+    # Constrained (`RolloutEngine.generate_constrained`): greedy under each state's grammar.
+    temperature: float = 0.0
+    use_vllm: bool = False
+
+    @property
+    def max_completion_length(self) -> int:
+        return self.max_new_tokens
 
     def _generate_single_turn(self, prompt_ids: list[list[int]], images: Any, fields: Any,
                               num_generations: int) -> tuple[list[list[int]], None]:
@@ -103,18 +120,25 @@ class GreedyGenerator:
         return out, None
 
 
-def evaluate_model(path: Path, specs: list[EpisodeSpec], args: argparse.Namespace
+def engine_for(tokenizer: Any, args: argparse.Namespace) -> train_grpo.RolloutEngine:
+    """The one renderer and decoder of every phase (warm start, control, GRPO, evaluation):
+    the same prompt cut, the prompt ending with the call prefix, grammar-constrained replies."""
+    return train_grpo.RolloutEngine(
+        get_adapter("memex"), tokenizer, env_url=None, max_turns=args.max_turns, compact=True,
+        max_prompt_chars=args.max_prompt_chars, max_prompt_tokens=args.max_prompt_tokens,
+        seed=args.seed, takeover_last=args.takeover_last, constrained=True)
+
+
+def evaluate_model(path: Path | str, specs: list[EpisodeSpec], args: argparse.Namespace
                    ) -> list[dict[str, Any]]:
-    """One row per test episode: the model plays it to the end or the turn cap."""
+    """One row per test episode: the model (a LoRA directory, or the base model's name) plays
+    it to the end or the turn cap, greedy under the grammar."""
     from tqdm import tqdm
 
     adapter = get_adapter("memex")
     model, tokenizer = load_local_model(str(path))
     model.eval()
-    engine = train_grpo.RolloutEngine(
-        adapter, tokenizer, env_url=None, max_turns=args.max_turns, compact=True,
-        max_prompt_chars=args.max_prompt_chars, max_prompt_tokens=args.max_prompt_tokens,
-        seed=args.seed, takeover_last=args.takeover_last)
+    engine = engine_for(tokenizer, args)
     generator = GreedyGenerator(model, tokenizer, args.max_new_tokens, args.eval_batch)
     rows = []
     chunk = args.eval_batch
@@ -126,6 +150,39 @@ def evaluate_model(path: Path, specs: list[EpisodeSpec], args: argparse.Namespac
             r.finish()
             rows.append(_row(adapter, r.episode, r.rewards(0) if r.turns else None,
                              [t.parsed.status == "ok" for t in r.turns]))
+    engine.pool.shutdown()
+    return rows
+
+
+def probe_action(kind: str, alert: dict[str, Any]) -> Any:
+    """The verdict-free decision of an always-SAR / always-close row: a minimal valid SAR
+    naming the alert's subject with the rule's typology, or a closure (`policies.probes`)."""
+    if kind == "always SAR":
+        return act("file_sar", subjects=[alert["subject"]["entity_id"]],
+                   typology=AlwaysSar.RULE_TYPOLOGY[alert["rule"]["code"]], findings=[],
+                   cited_sections=[], narrative="Alert fired.")
+    return act("close_alert", reason="Activity appears normal.", cited_sections=[])
+
+
+def evaluate_probe(kind: str, specs: list[EpisodeSpec], args: argparse.Namespace
+                   ) -> list[dict[str, Any]]:
+    """The heuristic plays each episode to the takeover point, then `probe_action` decides:
+    the return of deciding without reading the case, on the models' episodes."""
+    adapter = get_adapter("memex")
+    engine = train_grpo.RolloutEngine(
+        adapter, None, env_url=None, max_turns=args.max_turns, compact=True,
+        max_prompt_chars=args.max_prompt_chars, max_prompt_tokens=args.max_prompt_tokens,
+        seed=args.seed, takeover_last=args.takeover_last)
+    rows = []
+    for spec in specs:
+        rollout = train_grpo.Rollout(engine, spec, adapter.case_for(spec))
+        rollout.step(probe_action(kind, rollout.episode.observations[0].result), None)
+        rollout.finish()
+        ret = rollout.episode.episode_return
+        if not rollout.episode.done:
+            ret += adapter.timeout_return(rollout.episode.case)
+        parts = adapter.reward_components(rollout.episode)
+        rows.append(_row(adapter, rollout.episode, {"outcome": ret, **parts}, [True]))
     engine.pool.shutdown()
     return rows
 
@@ -236,6 +293,9 @@ def plot_zero_variance(csv_path: Path, png: Path) -> Path | None:
     return png
 
 
+PALETTE = ("#88a", "#c63", "#6a6", "#999", "#a8c", "#ca8", "#8cc")
+
+
 def plot_comparison(table: dict[str, dict[str, dict[str, Any]]], png: Path) -> Path:
     import matplotlib
 
@@ -252,7 +312,7 @@ def plot_comparison(table: dict[str, dict[str, dict[str, Any]]], png: Path) -> P
                [(table[n][key]["hi"] if table[n][key]["hi"] is not None else m) - m
                 for m, n in zip(means, names, strict=True)]]
         ax.bar(range(len(names)), means, yerr=err, capsize=4,
-               color=["#88a", "#c63", "#6a6", "#999"][:len(names)])
+               color=[PALETTE[i % len(PALETTE)] for i in range(len(names))])
         ax.set_xticks(range(len(names)), names, rotation=30, ha="right", fontsize=8)
         ax.set_title(label, fontsize=9)
     fig.tight_layout()
@@ -309,8 +369,13 @@ def results_markdown(results: dict[str, Any], figure_dir: str = "") -> str:
 
 # ---- the run ----------------------------------------------------------------------------------
 
+def _file_name(name: str) -> str:
+    """runs/learn/episodes/<this>.jsonl: the first word, or both of a probe's ("always-SAR")."""
+    return "-".join(name.split()) if name in PROBES else name.split()[0]
+
+
 def _save_rows(out: Path, name: str, rows: list[dict[str, Any]]) -> None:
-    path = out / "episodes" / f"{name.split()[0]}.jsonl"
+    path = out / "episodes" / f"{_file_name(name)}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
 
@@ -327,17 +392,35 @@ def _timed(fn: Any, *a: Any) -> tuple[Any, float]:
 
 def train_control(args: argparse.Namespace, n: int) -> tuple[int, list[float]]:
     """The warm start plus n supervised steps (one per fresh heuristic pair) -> out/control."""
-    adapter = get_adapter("memex")
     out = Path(args.out)
     model, tokenizer = load_local_model(str(out / "grpo" / "warmstart"), trainable=True)
-    render = {"tool_list": True, "compact": True, "max_chars": args.max_prompt_chars}
-    pairs = train_grpo.demonstrations(adapter, n, args.seed + 1, args.tasks.split(","),
-                                      [args.difficulty], render, args.max_turns,
-                                      args.takeover_last)
-    losses = train_grpo.warm_start(model, tokenizer, pairs, epochs=1, lr=args.sft_lr,
-                                   max_tokens=args.max_prompt_tokens + args.max_new_tokens)
+    engine = engine_for(tokenizer, args)
+    pairs = train_grpo.demonstrations(engine, n, args.seed + 1, args.tasks.split(","),
+                                      [args.difficulty], args.max_turns)
+    engine.pool.shutdown()
+    losses = train_grpo.warm_start(model, pairs, epochs=1, lr=args.sft_lr)
     model.save_pretrained(out / "control")
     return len(pairs), losses
+
+
+def grpo_arguments(args: argparse.Namespace, out: Path) -> list[str]:
+    """`train_grpo`'s command line for the run: the warm start and GRPO on the slice,
+    constrained decoding (transformers generation), the run's rewards and sizes."""
+    return [
+        "--model", "smollm2-135m", "--tasks", args.tasks, "--difficulties", args.difficulty,
+        "--max-turns", str(args.max_turns), "--num-prompts", str(args.num_prompts),
+        "--num-generations", str(args.num_generations),
+        "--batch-size", str(args.num_generations * args.groups_per_step), "--grad-accum", "1",
+        "--max-completion-length", str(args.max_new_tokens), "--lr", str(args.lr),
+        "--temperature", str(args.temperature), "--sft-warmstart", str(args.warmstart),
+        "--sft-epochs", "1",
+        "--sft-lr", str(args.sft_lr), "--compact-prompt", "--constrained", "--vllm", "off",
+        "--scale-rewards", SCALE_REWARDS,
+        *[a for name, w in REWARD_WEIGHTS.items() for a in (f"--{name}-weight", str(w))],
+        "--max-prompt-chars", str(args.max_prompt_chars),
+        "--max-prompt-tokens", str(args.max_prompt_tokens), "--save-steps", "100000",
+        "--seed", str(args.seed), "--output-dir", str(out / "grpo"),
+        *(["--takeover-last", str(args.takeover_last)] if args.takeover_last else [])]
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -360,6 +443,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--lr", type=float, default=None, help="GRPO learning rate")
     p.add_argument("--temperature", type=float, default=None, help="GRPO sampling temperature")
     p.add_argument("--sft-lr", type=float, default=1e-3, help="warm start and control")
+    p.add_argument("--base-row", type=int, choices=(0, 1), default=None,
+                   help="also evaluate the base SmolLM2 (no warm start), constrained")
     p.add_argument("--eval-batch", type=int, default=40)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out", default="runs/learn")
@@ -396,19 +481,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     # Three processes: GRPO (after its warm start) runs beside the control's training and the
     # warm start's evaluation; each trained model is evaluated as soon as it exists.
-    grpo_argv = [
-        "--model", "smollm2-135m", "--tasks", args.tasks, "--difficulties", args.difficulty,
-        "--max-turns", str(args.max_turns), "--num-prompts", str(args.num_prompts),
-        "--num-generations", str(args.num_generations),
-        "--batch-size", str(args.num_generations * args.groups_per_step), "--grad-accum", "1",
-        "--max-completion-length", str(args.max_new_tokens), "--lr", str(args.lr),
-        "--temperature", str(args.temperature), "--sft-warmstart", str(args.warmstart),
-        "--sft-epochs", "1",
-        "--sft-lr", str(args.sft_lr), "--compact-prompt",
-        "--max-prompt-chars", str(args.max_prompt_chars),
-        "--max-prompt-tokens", str(args.max_prompt_tokens), "--save-steps", "100000",
-        "--seed", str(args.seed), "--output-dir", str(out / "grpo"),
-        *(["--takeover-last", str(args.takeover_last)] if args.takeover_last else [])]
+    grpo_argv = grpo_arguments(args, out)
     per_task = -(-args.test_episodes // len(tasks))  # alert kinds interleaved, seed by seed
     specs = [s for e in range(per_task) for s in adapter.grid(
         "test", tasks, [args.difficulty], 1, seed_offset=e)][:args.test_episodes]
@@ -438,6 +511,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         for name in MODELS:
             rows[name], timing[f"evaluate {name}"] = evals[name].result()
             _save_rows(out, name, rows[name])
+        if args.base_row:
+            rows[BASE], timing[f"evaluate {BASE}"] = pool.submit(
+                _timed, evaluate_model, "smollm2-135m", specs, args).result()
+            _save_rows(out, BASE, rows[BASE])
     timing["all (parallel)"] = round(time.perf_counter() - started, 1)
     stop.set()
     steps = -(-args.num_prompts // args.groups_per_step)
@@ -446,6 +523,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     rows["heuristic (reference)"] = evaluate_heuristic(adapter, specs, args.max_turns,
                                                        args.takeover_last)
     _save_rows(out, "heuristic (reference)", rows["heuristic (reference)"])
+    for kind in PROBES:
+        rows[kind] = evaluate_probe(kind, specs, args)
+        _save_rows(out, kind, rows[kind])
     (out / "run.json").write_text(json.dumps({
         "argv": args.argv, "episodes": len(specs), "timing": timing,
         "load": {"cores": os.cpu_count(), "samples": len(load),
@@ -466,9 +546,9 @@ def report(args: argparse.Namespace) -> dict[str, Any]:
     summary, timing, pairs, losses = (run["summary"], run["timing"], run["control_pairs"],
                                       run["control_losses"])
     grpo_rows = args.num_prompts * args.num_generations
-    names = [*MODELS, "heuristic (reference)"]
+    names = [*MODELS, *([BASE] if args.base_row else []), "heuristic (reference)", *PROBES]
     rows = {n: [json.loads(line) for line in
-                (out / "episodes" / f"{n.split()[0]}.jsonl").read_text().splitlines()]
+                (out / "episodes" / f"{_file_name(n)}.jsonl").read_text().splitlines()]
             for n in names}
     with (out / "episodes.jsonl").open("w") as f:
         for name, rs in rows.items():
@@ -501,7 +581,10 @@ def report(args: argparse.Namespace) -> dict[str, Any]:
                   + f"at most {args.max_turns} model turn(s) per episode "
                   f"(a capped episode is scored as a timeout); {run['episodes']} test episodes "
                   f"(seeds from {adapter.splits['test'].start}); prompts <= "
-                  f"{args.max_prompt_tokens} tokens, replies <= {args.max_new_tokens} tokens"),
+                  f"{args.max_prompt_tokens} tokens, replies <= {args.max_new_tokens} tokens, "
+                  "every reply decoded under its state's grammar (GRPO sampling at temperature "
+                  f"{args.temperature}, evaluation greedy); GRPO reward: the outcome alone, "
+                  f"advantages scaled by the {SCALE_REWARDS}'s reward std"),
         "table": table, "differences": differences, "timing": timing, "figures": figures,
         "by_kind": {name: by_kind(rs) for name, rs in rows.items()},
         "load": {k: round(v, 2) if isinstance(v, float) else v

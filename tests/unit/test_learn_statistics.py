@@ -68,3 +68,37 @@ def test_by_kind_splits_episodes_by_the_key_kind():
     assert kinds["trade_based"]["decision_accuracy"]["mean"] == 0.5
     assert kinds["trade_based"]["outcomes"] == {"TP": 1, "unfinished": 1}
     assert kinds["fair_trade"]["outcomes"] == {"TN": 1}
+
+
+def test_always_sar_and_always_close_decide_at_the_takeover_point():
+    adapter = learn.get_adapter("memex")
+    specs = adapter.grid("test", ["trade_based", "fair_trade"], ["easy"], 1)  # SAR, close
+    args = learn.parse_args(["--size", "small"])
+    heuristic = learn.evaluate_heuristic(adapter, specs, max_turns=1, takeover_last=1)
+    sar = learn.evaluate_probe("always SAR", specs, args)
+    close = learn.evaluate_probe("always close", specs, args)
+    assert [r["key"] for r in sar] == [r["key"] for r in close] == [s.key for s in specs]
+    assert [r["outcome"] for r in sar] == ["TP", "FP"]
+    assert [r["outcome"] for r in close] == ["FN", "TN"]
+    assert all(r["valid_call_rate"] == 1.0 and r["turns"] == 1 for r in sar + close)
+    # the probe's right answer is the heuristic's minus what reading the case adds, never more
+    assert sar[0]["return"] <= heuristic[0]["return"]
+    assert close[1]["return"] <= heuristic[1]["return"]
+    assert close[0]["return"] < sar[0]["return"]  # a missed SAR costs most
+
+
+def test_grpo_runs_constrained_on_the_outcome_with_batch_scaled_advantages(tmp_path):
+    args = learn.parse_args(["--size", "full"])
+    argv = learn.grpo_arguments(args, tmp_path)
+    grpo = learn.train_grpo.parse_args(argv)
+    assert grpo.constrained and grpo.vllm == "off"
+    assert (grpo.format_weight, grpo.quality_weight, grpo.outcome_weight, grpo.os_weight) == (
+        0.0, 0.0, 1.0, 0.0)
+    assert grpo.scale_rewards == "batch" and grpo.takeover_last == args.takeover_last
+    assert grpo.max_prompt_tokens == args.max_prompt_tokens  # the one prompt cut
+    config = learn.train_grpo.grpo_config(grpo, tmp_path, cuda=False, use_vllm=False)
+    assert config.gradient_checkpointing is False  # TRL's default is on; not on CPU
+    assert config.scale_rewards == "batch"
+    assert config.reward_weights == [0.0, 0.0, 1.0, 0.0]
+    steps = -(-args.num_prompts // args.groups_per_step)
+    assert steps >= 50

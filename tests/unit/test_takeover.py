@@ -14,6 +14,7 @@ import re
 import pytest
 
 from memex import train_grpo
+from memex.envkit.grammar import CALL_PREFIX
 from memex.registry import get_adapter
 
 pytestmark = pytest.mark.unit
@@ -26,6 +27,9 @@ class ByteTokenizer:
     """Test double of a Hugging Face tokenizer: one token per UTF-8 byte."""
 
     eos_token_id = 0
+
+    def encode(self, text, add_special_tokens=False):
+        return list(text.encode())
 
     def apply_chat_template(self, messages, add_generation_prompt, tokenize, return_dict):
         return list("".join(f"<{m['role']}>{m['content']}" for m in messages).encode())
@@ -52,6 +56,14 @@ class ScriptedGenerator:
             key = re.search(r'<observation episode="([^"]+)">', text).group(1)
             out.append(list(self.reply(key).encode()))
         return out, None
+
+
+class Mute:
+    """Test double of the trainer's generator that answers every prompt with no call (a prompt
+    cut at the front no longer shows its episode key)."""
+
+    def _generate_single_turn(self, prompt_ids, images, fields, num_generations):
+        return [list(b"no call") for _ in prompt_ids], None
 
 
 def _engine(**kw) -> train_grpo.RolloutEngine:
@@ -132,14 +144,82 @@ def test_grpo_groups_share_the_takeover_prompt_and_forks_replay_the_prefix():
     engine.pool.shutdown()
 
 
+def _call(target_ids: list[int]) -> dict:
+    assert target_ids[-1] == ByteTokenizer.eos_token_id  # the target ends the reply
+    return json.loads(bytes(target_ids[:-1]).decode())
+
+
 def test_warm_start_pairs_are_the_decisions_after_the_takeover_point():
-    render = {"tool_list": True, "compact": True, "max_chars": 600}
-    pairs = train_grpo.demonstrations(ADAPTER, 6, 0, TASKS, ["easy"], render, max_step=1,
-                                      takeover_last=1)
+    pairs = train_grpo.demonstrations(_engine(takeover_last=1), 6, 0, TASKS, ["easy"],
+                                      max_step=1)
     assert len(pairs) == 6
-    assert {json.loads(target)["tool"] for _, target in pairs} == {"file_sar", "close_alert"}
-    plain = train_grpo.demonstrations(ADAPTER, 6, 0, TASKS, ["easy"], render, max_step=1)
-    assert {json.loads(target)["tool"] for _, target in plain} == {"request_wire_trace"}
+    assert {_call(target)["tool"] for _, target in pairs} == {"file_sar", "close_alert"}
+    plain = train_grpo.demonstrations(_engine(), 6, 0, TASKS, ["easy"], max_step=1)
+    assert {_call(target)["tool"] for _, target in plain} == {"request_wire_trace"}
+
+
+def test_warm_start_prompt_is_the_rollout_prompt_of_the_same_state():
+    # the warm start's episodes for seed 0: train-split seeds from offset 500,000
+    specs = [ADAPTER.grid("train", ["fair_trade"], ["easy"], 1, seed_offset=500_000 + e)[0]
+             for e in range(4)]
+    engine = _engine(takeover_last=1)
+    engine.max_prompt_tokens = 900  # a cut that bites: the same in both
+    # one pair, drawn from the decisions of the first 4 episodes
+    (prompt, target), = train_grpo.demonstrations(engine, 1, 0, ["fair_trade"], ["easy"],
+                                                  max_step=1)
+    rollouts = [train_grpo.Rollout(engine, s, ADAPTER.case_for(s)) for s in specs]
+    engine.advance(rollouts, Mute())
+    prompts = []
+    for r in rollouts:
+        r.finish()
+        prompts.append(r.turns[0].prompt_ids)
+    assert all(len(p) == 900 for p in prompts)
+    assert prompt in prompts
+    spec = specs[prompts.index(prompt)]
+    decision = train_grpo.demonstrator_episode(ADAPTER, spec).actions[-1]
+    assert _call(target) == json.loads(ADAPTER.action_text(decision))
+    engine.pool.shutdown()
+
+
+def test_constrained_warm_start_target_is_the_rest_of_the_call_after_the_prefix():
+    engine = _engine(takeover_last=1)
+    engine.prefix_ids = list(CALL_PREFIX.encode())  # what constrained=True sets up
+    specs = [ADAPTER.grid("train", ["fair_trade"], ["easy"], 1, seed_offset=500_000 + e)[0]
+             for e in range(4)]  # the episodes the one pair is drawn from
+    refs = [train_grpo.demonstrator_episode(ADAPTER, s) for s in specs]
+    (prompt, target), = train_grpo.demonstrations(engine, 1, 0, ["fair_trade"], ["easy"],
+                                                  max_step=1)
+    rendered = [engine.render(r.observations[-2], s.key)[1]
+                for r, s in zip(refs, specs, strict=True)]
+    assert prompt in rendered and bytes(prompt).decode().endswith(CALL_PREFIX)
+    ref = refs[rendered.index(prompt)]
+    assert not bytes(target).decode().startswith(CALL_PREFIX)
+    assert json.loads(CALL_PREFIX + bytes(target[:-1]).decode()) == json.loads(
+        ADAPTER.action_text(ref.actions[-1]))
+    engine.pool.shutdown()
+
+
+def test_a_wrong_decision_earns_no_format_quality_or_os_credit():
+    spec = ADAPTER.grid("test", ["fair_trade"], ["easy"], 1)[0]  # benign: closing is right
+    engine = _engine(takeover_last=1)
+    sar = json.dumps({"tool": "file_sar", "arguments": {
+        "subjects": [], "typology": "trade_based", "findings": [], "cited_sections": [],
+        "narrative": "Suspicious."}})
+    close = json.dumps({"tool": "close_alert", "arguments": {
+        "reason": "Explained.", "cited_sections": []}})
+    rewards = {}
+    for name, reply in (("wrong", sar), ("right", close)):
+        rollout = train_grpo.Rollout(engine, spec, ADAPTER.case_for(spec))
+        engine.advance([rollout], ScriptedGenerator(lambda key, reply=reply: reply))
+        rollout.finish()
+        assert rollout.turns[0].parsed.status == "ok"
+        rewards[name] = (ADAPTER.outcome(rollout.episode), rollout.rewards(0))
+    (wrong_outcome, wrong), (right_outcome, right) = rewards["wrong"], rewards["right"]
+    assert wrong_outcome == "FP" and right_outcome == "TN"
+    assert wrong["format"] == wrong["quality"] == wrong["os"] == 0.0
+    assert right["format"] == 1.0 and right["quality"] > 0.0
+    assert wrong["outcome"] < right["outcome"]
+    engine.pool.shutdown()
 
 
 def test_without_takeover_the_model_plays_from_the_reset():
