@@ -31,6 +31,7 @@ wire trace are asked early and collected once due, so the waits cost few steps.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -79,8 +80,10 @@ RELATED_PARTY_KINDS = ("related-party disclosure", "intra-group services agreeme
 KERNEL_SECTIONS = 3
 DOCUMENT_MATCH_FACTOR = 1.0 + DOCUMENT_MATCH_TOLERANCE
 # An FX-charges line explains a document's excess over the flow when it equals the excess
-# to within this share of the flow (rounding of the ledger and the document).
+# to within this share of the flow (rounding of the ledger and the document), and its memo says
+# it is a charge (a payroll batch or a purchase of the same size explains nothing).
 CHARGES_MATCH_SHARE = 0.005
+CHARGE_MEMO = re.compile(r"\b(FX|CHARGES?|FEES?|COMMISSION)\b", re.IGNORECASE)
 PRICE_FACTOR = 1.0 + PRICE_DEVIATION_TOLERANCE
 NEAR_CTR_USD = 1_500.0  # "just below" the CTR threshold (manual 2.1: $9,000 to $9,900 and so on)
 # A reply's documents -> what they explain ("" when nothing).
@@ -509,8 +512,8 @@ class Heuristic(ScriptedPolicy):
             ledger = (yield from self.call("query_transactions",
                                            account_id=self.alert["account_ids"][0],
                                            start_date=start, end_date=start, limit=100)) or {}
-            on_file = charges([x for x in ledger.get("lines", []) if x["direction"] == "out"],
-                              "ledger line")
+            on_file = charges([x for x in ledger.get("lines", []) if x["direction"] == "out"
+                               and CHARGE_MEMO.search(x.get("memo", ""))], "ledger line")
         yield from self._anomaly(check, "Source of funds not explained", on_file,
                                  "source_of_funds",
                                  lambda docs: charges([d for d in docs if d.get("amount_usd")],
