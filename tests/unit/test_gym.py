@@ -217,8 +217,8 @@ def _menu_investigator(env: GymEnv, spec) -> tuple[float, list[str]]:
     def ask() -> None:
         """Each anomaly nothing on file explains: its records to disk while in RAM, and a
         request for information."""
-        for c, (read, anomaly, explained) in env.reader.checks().items():
-            if read and anomaly and not explained:
+        for c, check in env.reader.checks().items():
+            if check.unexplained:
                 go(_slot(env, "write_to_case_file", note=BREAK_CODE[c]))
                 go(_slot(env, "request_information", topic=TOPIC[c]))
 
@@ -238,8 +238,7 @@ def _menu_investigator(env: GymEnv, spec) -> tuple[float, list[str]]:
     wait_and_collect()
     ask()
     wait_and_collect()
-    broke = [c for c, (read, anomaly, explained) in env.reader.checks().items()
-             if read and anomaly and not explained]
+    broke = [c for c, check in env.reader.checks().items() if check.unexplained]
     if len(broke) >= 2:
         for check in broke:
             go(_slot(env, "write_to_case_file", note=BREAK_CODE[check]))
