@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium
+import torch
 from sb3_contrib import MaskablePPO
 
 from memex.envkit.adapter import EnvAdapter
@@ -122,22 +123,33 @@ def learning_slice(adapter: EnvAdapter, run: dict[str, Any] | None
     return args, specs
 
 
-def play_takeover(adapter: EnvAdapter, name: str, spec: EpisodeSpec, last: int,
-                  max_turns: int) -> dict[str, Any]:
-    """`name` takes over `spec` where the heuristic has `last` actions left, for at most
-    `max_turns` actions; scored as the learning run scores its models."""
-    case = adapter.case_for(spec)
+def heuristic_prefix(adapter: EnvAdapter, spec: EpisodeSpec, last: int) -> list[Any]:
+    """The heuristic's actions on `spec` but its last `last` (the learning run's takeover;
+    none without one)."""
+    if not last:
+        return []
     session = adapter.open()
     try:
         reference = adapter.play(session, adapter.make_policy("heuristic"), spec)
-        prefix = reference.actions[:max(0, reference.steps - last)]
+    finally:
+        session.close()
+    return reference.actions[:max(0, reference.steps - last)]
+
+
+def play_takeover(adapter: EnvAdapter, name: str, spec: EpisodeSpec, prefix: Sequence[Any],
+                  max_turns: int) -> dict[str, Any]:
+    """`name` takes over `spec` after the heuristic's `prefix`, for at most `max_turns`
+    actions; scored as the learning run scores its models (a capped episode as a timeout, the
+    whole episode's return)."""
+    case = adapter.case_for(spec)
+    session = adapter.open()
+    try:
         obs = session.reset(**spec.reset)
         episode = Episode(spec, name, [obs], case=case)
         policy = adapter.make_policy(name, seed=zlib.crc32(f"{name}|{spec.key}".encode()))
         policy.reset(obs, case=None)  # the alert, as at any reset; the prefix is not its own
-        own = name == "heuristic"
         for action in prefix:
-            if own:
+            if name == "heuristic":  # its own prefix: it keeps its place in its script
                 policy.act(episode.final)
             episode.actions.append(action)
             episode.observations.append(session.step(action))
@@ -149,10 +161,9 @@ def play_takeover(adapter: EnvAdapter, name: str, spec: EpisodeSpec, last: int,
     finally:
         session.close()
     ret = episode.episode_return + (0.0 if episode.done else adapter.timeout_return(case))
-    metrics = adapter.metrics(episode)
     return {"key": spec.key, "task": spec.task, "difficulty": spec.difficulty,
             "outcome": adapter.outcome(episode), "return": round(ret, 6),
-            "decision_accuracy": metrics["decision_accuracy"],
+            "decision_accuracy": adapter.metrics(episode)["decision_accuracy"],
             "turns": episode.steps - len(prefix)}
 
 
@@ -179,6 +190,22 @@ def harness_run(run_dir: Path) -> dict[str, Any]:
     report = json.loads(sealed.read_text()) if sealed.exists() else None
     return {"dir": str(run_dir), "rows": dict(rows), "sealed": report,
             "problems": check_report(report) if report else []}
+
+
+def merge_runs(whole_rows: dict[str, list[dict[str, Any]]], whole_specs: Sequence[EpisodeSpec],
+               run_dirs: Sequence[Path]) -> list[dict[str, Any]]:
+    """Each harness run's policies join `whole_rows` (as "POLICY [DIR]") when the run played
+    exactly the whole-episode grid and is not sealed; the other runs are returned."""
+    keys = sorted(s.key for s in whole_specs)
+    others = []
+    for run_dir in run_dirs:
+        extra = harness_run(run_dir)
+        if not extra["sealed"] and all(sorted(r["key"] for r in rs) == keys
+                                       for rs in extra["rows"].values()):
+            whole_rows.update({f"{n} [{run_dir.name}]": rs for n, rs in extra["rows"].items()})
+        else:
+            others.append(extra)
+    return others
 
 
 # ---- the PPO agents ---------------------------------------------------------------------------
@@ -226,8 +253,9 @@ def measure(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     out = {"n": len(rows), "accuracy": learn.interval(correct),
            "return": learn.interval([r["return"] for r in rows]),
            **{f"pass^{k}": pass_hat_k(trials, k) for k in PASS_K}, "valid": None}
-    if any("valid_call_rate" in r for r in rows):
-        out["valid"] = sum(r["valid_call_rate"] for r in rows) / len(rows)
+    rates = [r["valid_call_rate"] for r in rows if r.get("valid_call_rate") is not None]
+    if rates:  # a learning run's rows: the share of a model's replies that parsed
+        out["valid"] = sum(rates) / len(rates)
     elif any("replies_valid" in r for r in rows):
         replies = sum(r.get(f"replies_{v}", 0) for r in rows for v in VERDICTS)
         out["valid"] = sum(r.get("replies_valid", 0) for r in rows) / max(1, replies)
@@ -261,7 +289,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                    help="a learning run's --out (its episodes.jsonl and run.json)")
     p.add_argument("--learn-episodes", type=int, default=None,
                    help="the first N of the learning slice's episodes (default: all)")
-    p.add_argument("--whole-episodes", type=int, default=2,
+    p.add_argument("--whole-episodes", type=int, default=3,
                    help="test seeds per task x difficulty for the whole-episode table")
     p.add_argument("--ppo-dir", type=Path, default=ROOT / "runs" / "ppo")
     p.add_argument("--ppo-episodes", type=int, default=100)
@@ -270,6 +298,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--out", type=Path, default=ROOT / "docs" / "models.md")
     args = p.parse_args(argv)
+    torch.set_num_threads(1)
     started = time.perf_counter()
     adapter = get_adapter("memex")
     command = "scripts/models.py " + " ".join(sys.argv[1:] if argv is None else argv)
@@ -279,7 +308,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     specs = specs[:args.learn_episodes] if args.learn_episodes else specs
     keys = [s.key for s in specs]
     last, turns = slice_args.takeover_last or 0, slice_args.max_turns
-    slice_rows = {name: [play_takeover(adapter, name, s, last, turns) for s in specs]
+    prefixes = {s.key: heuristic_prefix(adapter, s, last) for s in specs}
+    slice_rows = {name: [play_takeover(adapter, name, s, prefixes[s.key], turns) for s in specs]
                   for name in ("heuristic", *TAKEOVER)}
     if run:
         for model, rs in run["rows"].items():
@@ -288,15 +318,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
 
     whole_specs = adapter.grid("test", episodes=args.whole_episodes)
     whole_rows = play_whole(adapter, list(adapter.policies), whole_specs, args.workers)
-    whole_keys = sorted(s.key for s in whole_specs)
-    other_runs = []
-    for run_dir in args.runs:
-        extra = harness_run(run_dir)
-        same = all(sorted(r["key"] for r in rs) == whole_keys for rs in extra["rows"].values())
-        if same and not extra["sealed"]:
-            whole_rows.update({f"{n} [{run_dir.name}]": rs for n, rs in extra["rows"].items()})
-        else:
-            other_runs.append(extra)
+    other_runs = merge_runs(whole_rows, whole_specs, args.runs)
     agents = [a for a in (play_ppo(args.ppo_dir, n, args.ppo_episodes) for n in PPO_RUNS) if a]
 
     text = report(command, slice_args, specs, slice_rows, run, whole_specs, whole_rows,
@@ -376,15 +398,16 @@ def report(command: str, slice_args: argparse.Namespace, specs: list[EpisodeSpec
         "## 3. The PPO agents (their own slices)",
         "",
     ]
+    lines += ["Trained on the cash rule's easy slice (`docs/training.md`, section 2), not on "
+              "the learning slice or the default mix, so they are not in tables 1 or 2.", ""]
     if not agents:
         lines += [f"No saved PPO agent in `{_rel(args.ppo_dir)}` (`make ppo` saves them).", ""]
     for agent in agents:
         what = (f"from where the heuristic has {agent['last']} actions left (return and steps "
                 "from there; the heuristic's row: its own last actions)") if agent["last"] \
             else "whole episodes"
-        lines += [f"`{agent['model']}` on {agent['rows']['PPO'].__len__()} held-out "
-                  f"episodes of {agent['gym_id']}, {what}. Neither slice is the learning "
-                  "slice, so the agents are not in tables 1 or 2.", "",
+        lines += [f"`{agent['model']}` on {len(agent['rows']['PPO'])} held-out "
+                  f"episodes of {agent['gym_id']}, {what}.", "",
                   table(agent["rows"]), ""]
     for extra in other_runs:
         sealed = extra["sealed"]
