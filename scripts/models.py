@@ -422,21 +422,37 @@ def report(command: str, slice_args: argparse.Namespace, specs: list[EpisodeSpec
         "## Adding a row for an OpenAI-compatible endpoint",
         "",
         "Any endpoint the harness's `llm:` policy reaches (a frontier API or a local vLLM / "
-        "llama.cpp server) gets a row in table 2 by playing the same grid, then regenerating:",
+        "llama.cpp server) gets a row in table 2 by playing the same grid, then regenerating "
+        "the page with that run directory:",
         "",
         "```bash",
-        "OPENAI_API_KEY=... .venv/bin/python -m memex.evaluation.harness \\",
-        "    --policies llm:MODEL --api-base-url https://HOST/v1 --constrained \\",
-        f"    --split test --episodes {args.whole_episodes} --out runs/eval-MODEL",
+        "API_KEY=... .venv/bin/python -m memex.evaluation.harness --policies llm:MODEL \\",
+        f"    --api-base-url https://HOST/v1 --constrained --split test "
+        f"--episodes {args.whole_episodes} \\",
+        "    --out runs/eval-MODEL",
         "make models MODELS_ARGS='--runs runs/eval-MODEL'",
         "```",
         "",
         "`--constrained` where the endpoint supports guided JSON (vLLM, llama.cpp); leave it "
-        "out for one that does not. Against a sealed server (`docs/environment.md`, the "
-        "server draws every world and signs the report; `docs/leaderboard.md`) add "
-        "`--sealed-url URL` (and drop `--split`): the run saves `sealed_report.json`, and "
-        "`--runs` shows it as a table of its own with the report's verification, since its "
-        "worlds are not table 2's episodes.",
+        "out for one that does not. `scripts/models.py --runs DIR ...` reads each run's "
+        "`episodes.jsonl`: a run that played exactly table 2's episodes joins it as "
+        "`POLICY [DIR]`; any other gets a table of its own.",
+        "",
+        "Played against a sealed server instead (the server draws every world and signs the "
+        "report; `docs/leaderboard.md`), the row cannot be tuned to known episodes:",
+        "",
+        "```bash",
+        "MEMEX_SEALED_SECRET=$(openssl rand -hex 32) .venv/bin/python -m memex.openenv_server "
+        "--sealed &",
+        "API_KEY=... .venv/bin/python -m memex.evaluation.harness --policies llm:MODEL \\",
+        "    --api-base-url https://HOST/v1 --constrained --sealed-url http://127.0.0.1:7860 \\",
+        "    --episodes 20 --agent MODEL --out runs/sealed-MODEL",
+        "make models MODELS_ARGS='--runs runs/sealed-MODEL'",
+        "```",
+        "",
+        "The run saves `sealed_report.json`; its table says whether the report's hash chain and "
+        "signature verify, and its episodes are the server's draw (20 per difficulty), not "
+        "table 2's.",
     ]
     return "\n".join(lines)
 

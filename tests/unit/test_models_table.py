@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -111,3 +112,21 @@ def test_harness_runs_join_the_whole_episode_table_only_on_its_grid(tmp_path):
         [r["return"] for r in whole["always_sar [eval-same]"]]
     assert [o["dir"] for o in others] == [str(other)] and others[0]["sealed"] is None
     assert models.measure(others[0]["rows"]["always_close"])["n"] == 2
+
+
+def test_a_sealed_run_gets_its_own_table_with_its_reports_verification(tmp_path):
+    """A run directory holding a sealed report (a real one from docs/leaderboard/reports) is
+    not merged into table 2, and its report is checked: it verifies, and an edited copy does
+    not."""
+    grid = ADAPTER.grid("test", ["structuring"], ["easy"], 1)
+    run_dir = tmp_path / "sealed-run"
+    evaluate(ADAPTER, ["random"], grid, out=run_dir, workers=1, traces="none", progress=False)
+    shutil.copy(ROOT / "docs" / "leaderboard" / "reports" / "memex-random.json",
+                run_dir / "sealed_report.json")
+    whole = models.play_whole(ADAPTER, ["random"], grid, workers=1)
+    [sealed] = models.merge_runs(whole, grid, [run_dir])
+    assert set(whole) == {"random"} and sealed["sealed"]["run_id"] and sealed["problems"] == []
+    report = json.loads((run_dir / "sealed_report.json").read_text())
+    report["episodes"][0]["score"] = 1.0  # a better score than the server gave
+    (run_dir / "sealed_report.json").write_text(json.dumps(report))
+    assert models.harness_run(run_dir)["problems"]
