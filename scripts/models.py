@@ -37,6 +37,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import subprocess
 import sys
 import time
 import zlib
@@ -349,8 +350,11 @@ def report(command: str, slice_args: argparse.Namespace, specs: list[EpisodeSpec
            other_runs: list[dict[str, Any]], agents: list[dict[str, Any]],
            args: argparse.Namespace, wall_s: float) -> str:
     tasks = sorted({s.task for s in specs})
+    commit = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "--short", "HEAD"],
+                            capture_output=True, text=True).stdout.strip() or "unknown"
     lines = [
-        f"`make models` — `{command.strip()}`, {wall_s / 60:.1f} min on this machine's CPU.",
+        f"`make models` — `{command.strip()}` at commit `{commit}`, {wall_s / 60:.1f} min on "
+        "this machine's CPU (2 cores, shared).",
         "",
         "Columns: n episodes; decision accuracy and mean return with bootstrap 95% intervals; "
         "pass^k for k = 1..3 over the episodes of the same task and difficulty (the chance "
