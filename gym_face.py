@@ -14,9 +14,12 @@ its closed set.
 **Completion.** `query_transactions` lists the account's wires from the alert window's start,
 or every line of the window's first day (where an FX-charges line explains a document's excess);
 `write_to_case_file` writes the resident IDs (newest page first) not yet under its note, the note
-being one of the manual's red-flag codes (a tagged note) or "evidence"; `file_sar` names the subject
-and the entities of its tagged notes, one finding per tag with that note's IDs as evidence, and
-cites the loaded sections; `close_alert` cites the loaded sections. `search_compliance_manual`
+being one of the manual's red-flag codes (a tagged note) or "evidence"; `file_sar` files what the
+agent has read and kept: one finding per cross-check whose anomaly stays unexplained (its code and
+carrier records), per red flag the alert itself shows and per tagged note, each with its records
+on disk as evidence (none on disk: left out); the customer, the parties those checks implicate,
+the ultimate owner the registry shows and the entities of the tagged notes as subjects; the
+loaded sections; `close_alert` cites the loaded sections. `search_compliance_manual`
 (free text) is left out: `update_system_prompt` is offered for the sections the manual's table
 of contents gives the rules' decisions and the cross-checks (the analyst's map the heuristic
 uses: 28 of the manual's 68).
