@@ -379,16 +379,19 @@ def report(command: str, slice_args: argparse.Namespace, specs: list[EpisodeSpec
         "step and cannot resume another's review, so they are left out of this table.",
         "",
     ]
+    base = ("The constrained base model (SmolLM2-135M, no warm start) has a row when the "
+            "learning run evaluated it (`scripts/learn.py --base-row 1`).")
     if run:
         lines += [f"Rows marked [learning run] are read from the learning run's "
                   f"`episodes.jsonl` (`{run['command'].strip()}`, written {run['date']}), not "
-                  "re-played.", ""]
+                  "re-played."
+                  + ("" if any(m.startswith("base") for m in run["rows"]) else " " + base), ""]
     else:
         lines += ["**The language models' rows (SmolLM2-135M base with constrained decoding, "
                   "the warm start, the GRPO checkpoint, the SFT control) are not here yet**: "
                   "no learning run's `episodes.jsonl` was found at "
                   f"`{_rel(args.learn_run)}`. The learning run on this world has not finished; "
-                  "`make learn` then `make models` adds them.", ""]
+                  "`make learn` then `make models` adds them. " + base, ""]
     lines += [
         "## 2. Whole episodes (the default mix)",
         "",
