@@ -15,7 +15,7 @@ CONSTRAINTS := -c constraints.txt
 
 .PHONY: run test test-fast lint bench soak lock run-committee committee-baselines baselines clean \
 	world-stats \
-	adversary-split adversary-report learn curriculum selfplay ppo lock-gpu
+	adversary-split adversary-report learn curriculum selfplay ppo models lock-gpu
 
 # ---- Python -------------------------------------------------------------------------------
 $(VENV)/.created:
@@ -112,6 +112,13 @@ learn: $(VENV)/.all
 ppo: $(VENV)/.all
 	$(PY) scripts/ppo.py
 	$(PY) scripts/ppo.py --gym-id memex/AML-CashEasy-Takeover-v0 --name takeover --eval-every 8192
+
+# docs/models.md: every policy runnable here on the same test episodes (the learning slice, with
+# the language models' rows read from runs/learn; whole episodes; the PPO agents saved in
+# runs/ppo). MODELS_ARGS='--runs DIR' adds a harness run's rows (an OpenAI-compatible endpoint).
+MODELS_ARGS ?=
+models: $(VENV)/.all
+	$(PY) scripts/models.py $(MODELS_ARGS)
 
 # The launderer adversary: regenerate the adversarial test split, then docs/adversary.md's
 # numbers (its defenders table and the leak audit on the split, written into the doc).

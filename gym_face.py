@@ -14,9 +14,12 @@ its closed set.
 **Completion.** `query_transactions` lists the account's wires from the alert window's start,
 or every line of the window's first day (where an FX-charges line explains a document's excess);
 `write_to_case_file` writes the resident IDs (newest page first) not yet under its note, the note
-being one of the manual's red-flag codes (a tagged note) or "evidence"; `file_sar` names the subject
-and the entities of its tagged notes, one finding per tag with that note's IDs as evidence, and
-cites the loaded sections; `close_alert` cites the loaded sections. `search_compliance_manual`
+being one of the manual's red-flag codes (a tagged note) or "evidence"; `file_sar` files what the
+agent has read and kept: one finding per cross-check whose anomaly stays unexplained (its code and
+carrier records), per red flag the alert itself shows and per tagged note, each with its records
+on disk as evidence (none on disk: left out); the customer, the parties those checks implicate,
+the ultimate owner the registry shows and the entities of the tagged notes as subjects; the
+loaded sections; `close_alert` cites the loaded sections. `search_compliance_manual`
 (free text) is left out: `update_system_prompt` is offered for the sections the manual's table
 of contents gives the rules' decisions and the cross-checks (the analyst's map the heuristic
 uses: 28 of the manual's 68).
@@ -36,7 +39,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from types import SimpleNamespace
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 
@@ -48,14 +52,15 @@ from memex.policies.heuristic import (
     DOCUMENT_MATCH_FACTOR,
     FAIL_SECTION,
     HELD_SECTION,
-    NEAR_CTR_USD,
     PRICE_FACTOR,
     SAR_SECTION,
+    SOF_CODE,
+    TRACE_CODE,
     TYPOLOGY,
     Heuristic,
 )
 from memex.scenarios.ids import ID_PATTERN, record_type
-from memex.scenarios.manual import CTR_THRESHOLD_USD, RED_FLAG_CODES, SECTIONS
+from memex.scenarios.manual import RED_FLAG_CODES, SECTIONS
 from memex.state_manager import MAX_NOTES
 
 RULES = tuple(TYPOLOGY)
@@ -71,6 +76,23 @@ MAX_EVIDENCE = 64  # `declarations.MAX_ARG_ITEMS`
 MAX_FINDING_IDS = 40  # `graders.decision.Finding.evidence_ids`
 FEATURE_SIZE = (len(RULES) + len(SURFACE) + 1 + 1 + 1 + 2 + len(TOOL_NAMES) + 3 * len(CHECKS)
                 + len(NOTES) + len(SECTION_IDS))
+
+
+class Check(NamedTuple):
+    """One cross-check as the heuristic weighs it: its views read, whether they disagree,
+    whether an explanation was found, and — for an anomaly — the red-flag code it carries, its
+    carrier records and the parties it implicates (as `policies.heuristic.CheckResult`)."""
+
+    read: bool
+    anomaly: bool = False
+    explained: bool = False
+    code: str = ""
+    carriers: tuple[str, ...] = ()
+    implicated: tuple[str, ...] = ()
+
+    @property
+    def unexplained(self) -> bool:
+        return self.read and self.anomaly and not self.explained
 
 
 def _ids_in_order(result: Any, ids: set[str]) -> list[str]:
@@ -182,7 +204,10 @@ class AmlReader(Reader):
             evidence = [i for i in fresh if i not in done][:MAX_EVIDENCE]
             return {**arguments, "evidence_ids": evidence} if evidence else None
         if tool == "file_sar":
-            return {**arguments, **self._once("sar", self._filing)}
+            filing = self._once("sar", self._filing)
+            typology = arguments["typology"].replace("_", " ")
+            return {**arguments, **filing,
+                    "narrative": f"Suspected {typology}. {filing['narrative']}"}
         if tool == "close_alert":
             return {**arguments, "cited_sections": loaded,
                     "reason": "The cross-checks reviewed explain the alerted activity."}
@@ -202,20 +227,42 @@ class AmlReader(Reader):
         return out
 
     def _filing(self) -> dict[str, Any]:
-        """A SAR's arguments but its typology: the subject and the entities of the tagged
-        notes, one finding per tag, the loaded sections."""
-        tagged = [n for n in self.obs.context.disk if n.text in RED_FLAG_CODES]
+        """A SAR's arguments but its typology, from what the agent has read and kept: one
+        finding per red flag — each unexplained cross-check's code, the alert's own flags, each
+        tagged note — with its records on disk as evidence (a flag with none on disk is left
+        out: evidence counts only once kept); as subjects the customer, the parties the
+        unexplained checks implicate, the natural person at the top of the registry's ownership
+        chain and the entities of the tagged notes; the loaded sections; a narrative naming
+        the findings' records."""
+        disk = self.disk
         findings: dict[str, list[str]] = {}
+
+        def add(code: str, ids: Sequence[str]) -> None:
+            kept = [i for i in ids if i in disk]
+            if kept:
+                evidence = findings.setdefault(code, [])
+                evidence += [i for i in kept if i not in evidence]
+
+        failed = {n: c for n, c in self.checks().items() if c.unexplained}
+        for check in failed.values():
+            add(check.code, check.carriers)
+        for code, ids in self.flags().items():
+            add(code, ids)
+        tagged = [n for n in self.obs.context.disk if n.text in RED_FLAG_CODES]
         for note in tagged:
-            ids = findings.setdefault(note.text, [])
-            ids += [i for i in note.ids if i not in ids]
-        subjects = [self.subject, *(i for n in tagged for i in n.ids
-                                    if record_type(i) == "entity")]
-        return {"subjects": list(dict.fromkeys(subjects)),
+            add(note.text, note.ids)
+        owners = self.last("query_beneficial_ownership", entity_id=self.subject) or {}
+        subjects = [self.subject, *(i for c in failed.values() for i in c.implicated),
+                    *filter(None, [Heuristic._ultimate_owner(owners)]),
+                    *(i for n in tagged for i in n.ids if record_type(i) == "entity")]
+        subjects = list(dict.fromkeys(subjects))
+        narrative = ("Subjects " + ", ".join(subjects) + ". " + (" ".join(
+            f"{code}: {', '.join(ids[:5])}." for code, ids in findings.items())
+            or "No red flag on file."))
+        return {"subjects": subjects,
                 "findings": [{"code": c, "evidence_ids": ids[:MAX_FINDING_IDS]}
                              for c, ids in findings.items()],
-                "cited_sections": self.loaded,
-                "narrative": "Red flags on file: " + (", ".join(findings) or "none") + "."}
+                "cited_sections": self.loaded, "narrative": narrative}
 
     # -- features --
     def _documents(self, tool: str = "check_source_of_funds") -> list[dict[str, Any]]:
@@ -228,16 +275,21 @@ class AmlReader(Reader):
         return [d for _, r in self.results.get("retrieve_async_result", [])
                 if r.get("topic") == topic for d in r.get("documents", [])]
 
-    def checks(self) -> dict[str, tuple[bool, bool, bool]]:
-        """Each cross-check of `CHECKS` as the heuristic weighs it: (its views read, the views
-        disagree, an explanation was found on file or in the customer's answer)."""
+    def checks(self) -> dict[str, Check]:
+        """Each cross-check of `CHECKS` as the heuristic weighs it (`Check`): its views read,
+        whether they disagree, whether an explanation was found on file or in the customer's
+        answer, and an anomaly's code, carriers and implicated parties."""
+        return self._once("checks", self._checks)
+
+    def _checks(self) -> dict[str, Check]:
         subject, name = self.subject, self.alert["subject"]["name"]
+        rule = self.alert["rule"]["code"]
         txns = self.alert["transactions"]
         owners = self.last("query_beneficial_ownership", entity_id=subject)
         holdings = {h["company"]["entity_id"]: h for h in (owners or {}).get("holdings", [])}
         directors = [d["entity_id"] for d in (owners or {}).get("directors", [])]
         declared = self._documents()
-        out: dict[str, tuple[bool, bool, bool]] = {}
+        out: dict[str, Check] = {}
 
         sof = self.last("check_source_of_funds", entity_id=subject)
         flow = sum(t["amount_usd"] for t in txns if t["to_account"] in self.accounts)
@@ -254,12 +306,16 @@ class AmlReader(Reader):
                 abs(x["amount_usd"] - gap) <= CHARGES_MATCH_SHARE * flow
                 for x in ledger + [d for d in self._replies("source_of_funds")
                                    if d.get("amount_usd")])
-        out["source_of_funds"] = (sof is not None, anomaly, explained)
+        out["source_of_funds"] = Check(
+            sof is not None, anomaly, explained, SOF_CODE.get(rule, "UNSUPPORTED_SOURCE_OF_FUNDS"),
+            tuple(d["id"] for d in docs) if anomaly else ())
 
         trace = next((r for _, r in reversed(self.results.get("retrieve_async_result", []))
                       if "hops" in r), None)
         hops = sorted((trace or {}).get("hops", []), key=lambda h: h["sequence"])
         anomaly = explained = False
+        carriers: tuple[str, ...] = ()
+        implicated: tuple[str, ...] = ()
         if len(hops) > 1:
             last = hops[-1]
             own_names = {h["company"]["name"] for h in holdings.values()} | {name}
@@ -267,7 +323,12 @@ class AmlReader(Reader):
                 last["party_name"] in own_names
             explained = anomaly and any(Heuristic._disclosure(last["party_name"], d) for d in (
                 declared, self._replies("related_parties")))
-        out["trace"] = (trace is not None and owners is not None, anomaly, explained)
+            if anomaly:
+                party = last.get("party_id")
+                carriers = (last["hop_id"],)
+                implicated = (party,) if party and party != subject else ()
+        out["trace"] = Check(trace is not None and owners is not None, anomaly, explained,
+                             TRACE_CODE.get(rule, "ROUND_TRIP"), carriers, implicated)
 
         device = self.last("check_device_overlap", entity_id=subject)
         insiders = {subject, *holdings, *directors}
@@ -279,9 +340,13 @@ class AmlReader(Reader):
                                               or {}).get("household", [])}
         named = {d.get("counterparty") for d in self._replies("device_use")
                  if d.get("kind") == "household declaration"}
-        out["device"] = (device is not None and owners is not None, bool(unrelated),
-                         bool(unrelated) and (all(s["entity_id"] in household for s in unrelated)
-                                              or all(s["name"] in named for s in unrelated)))
+        out["device"] = Check(
+            device is not None and owners is not None, bool(unrelated),
+            bool(unrelated) and (all(s["entity_id"] in household for s in unrelated)
+                                 or all(s["name"] in named for s in unrelated)),
+            "SHARED_DEVICE_ACROSS_ENTITIES",
+            tuple(i for s in unrelated for i in s.get("login_ids", [])),
+            tuple(s["entity_id"] for s in unrelated))
 
         screen = self.last("check_watchlist", name=name)
         hits = [h for h in (screen or {}).get("hits", []) if h["list"] != "pep"]
@@ -291,20 +356,26 @@ class AmlReader(Reader):
         refs = {d.get("reference") for d in self._replies("identity") if d.get("reference")}
         cleared = all(Heuristic._identifiers_clear(h, profile) for h in same) or (
             bool(refs) and all(h.get("id_number") and h["id_number"] not in refs for h in same))
-        out["watchlist"] = (screen is not None and (not hits or bool(profile)), bool(same),
-                            bool(same) and cleared)
+        out["watchlist"] = Check(
+            screen is not None and (not hits or bool(profile)), bool(same), bool(same) and cleared,
+            "ADVERSE_MEDIA" if same and same[0]["list"] == "adverse_media" else "SANCTIONS_MATCH",
+            tuple(h["entry_id"] for h in same))
 
         counterparties = {p for t in txns for p in (t.get("from_party_id"), t.get("to_party_id"))
                           if p and p != subject}
-        related = [h["company"]["name"] for c, h in holdings.items() if c in counterparties]
-        out["holdings"] = (owners is not None, bool(related), bool(related) and any(
-            all(Heuristic._disclosure(n, d) for n in related)
-            for d in (declared, self._replies("related_parties"))))
+        related = [h for c, h in holdings.items() if c in counterparties]
+        names = [h["company"]["name"] for h in related]
+        out["holdings"] = Check(
+            owners is not None, bool(related), bool(related) and any(
+                all(Heuristic._disclosure(n, d) for n in names)
+                for d in (declared, self._replies("related_parties"))),
+            "UNDISCLOSED_RELATED_PARTY", tuple(h["link_id"] for h in related),
+            tuple(h["company"]["entity_id"] for h in related))
 
         out["price"] = self._price_check()
         return out
 
-    def _price_check(self) -> tuple[bool, bool, bool]:
+    def _price_check(self) -> Check:
         """The invoice's unit price vs the market band; a CIF price is compared net of the
         freight on the bill of lading or on a freight invoice the customer sent."""
         shipment = next((r for _, r in reversed(self.results.get("verify_customs_invoice", []))),
@@ -314,32 +385,38 @@ class AmlReader(Reader):
         band = self.last("check_market_price", commodity=invoice["commodity"]) \
             if invoice else None
         if not band:
-            return band is not None, False, False
+            return Check(band is not None)
         unit, qty = invoice["unit_price_usd"], invoice.get("quantity") or 1
         low, high = band["low_usd"] / PRICE_FACTOR, band["high_usd"] * PRICE_FACTOR
         if low <= unit <= high:
-            return True, False, False
+            return Check(True)
         ref = invoice.get("shipment_ref") or shipment.get("shipment_ref")
         freights = [d.get("freight_usd") for d in documents if d.get("kind") == "bill_of_lading"]
         freights += [d.get("amount_usd") for d in self._replies("trade_terms")
                      if d.get("reference") == ref]
-        return True, True, invoice.get("price_basis") == "CIF" and any(
-            low <= unit - f / qty <= high for f in freights if f)
+        customs = [d["document_id"] for d in documents if d.get("kind") == "customs_declaration"]
+        parties = [p["entity_id"] for p in (shipment.get("exporter"), shipment.get("importer"))
+                   if p and p["entity_id"] != self.subject]
+        return Check(True, True, invoice.get("price_basis") == "CIF" and any(
+            low <= unit - f / qty <= high for f in freights if f),
+            "OVER_INVOICING" if unit > high else "UNDER_INVOICING",
+            (*customs, band["price_id"], invoice["document_id"]), tuple(parties))
 
-    def surface(self) -> list[float]:
-        """What the alert's cash deposits show (`SURFACE`): two or more just below the CTR
-        threshold, several branches, depositors other than the account holder (a company's
-        first director once the registry was read)."""
-        deposits = [t for t in self.alert["transactions"] if t["channel"] == "cash"]
-        near = [t for t in deposits
-                if CTR_THRESHOLD_USD - NEAR_CTR_USD <= t["amount_usd"] < CTR_THRESHOLD_USD]
+    def flags(self) -> dict[str, list[str]]:
+        """The red flags the alert itself shows, with their records (`policies.heuristic`'s
+        reading of the alert; a company's first director is the account holder once the
+        registry was read)."""
         owners = self.last("query_beneficial_ownership", entity_id=self.subject) or {}
         directors = [d["entity_id"] for d in owners.get("directors", [])]
-        holder = self.subject if self.alert["subject"]["kind"] == "person" or not directors \
-            else directors[0]
-        others = [t for t in deposits if t.get("conducted_by") not in (None, holder)]
-        return [float(len(near) >= 2), float(len({t.get("branch") for t in deposits}) > 1),
-                float(bool(others))]
+        return Heuristic._surface_flags(SimpleNamespace(alert=self.alert),
+                                        self.alert["rule"]["code"], self.alert["transactions"],
+                                        directors)
+
+    def surface(self) -> list[float]:
+        """Which of the cash deposits' flags (`SURFACE`) the alert shows: two or more just
+        below the CTR threshold, several branches, depositors other than the account holder."""
+        flags = self.flags()
+        return [float(code in flags) for code in SURFACE]
 
     def features(self) -> np.ndarray:
         obs, ctx = self.obs, self.obs.context
@@ -353,9 +430,9 @@ class AmlReader(Reader):
         disk = {i for n in ctx.disk for i in n.ids}
         unsaved = {p.tool for p in ctx.ram if set(p.ids) - disk}
         f += [float(t in unsaved) for t in TOOL_NAMES]
-        for read, anomaly, explained in self.checks().values():
-            f += [float(read and anomaly and not explained), float(read and explained),
-                  float(read and not anomaly)]
+        for c in self.checks().values():
+            f += [float(c.unexplained), float(c.read and c.explained),
+                  float(c.read and not c.anomaly)]
         tags = {n.text for n in ctx.disk}
         f += [float(t in tags) for t in NOTES]
         loaded = {s.section_id for s in ctx.kernel}

@@ -13,7 +13,9 @@ investigator (`policies.heuristic`, through the environment directly) play the s
 Reported with bootstrap 95% intervals (percentile, 5,000 resamples): the mean episode return,
 decision accuracy, and the PPO - heuristic paired difference; the learning curve (return against
 environment steps and wall-clock minutes) goes to `--docs`/training/ppo_curve.{csv,json,png}
-and the results to `--docs`/training.md between its `ppo-results` markers.
+and the results to `--docs`/training.md between its `ppo-results` markers; the trained policy
+is saved as `--out`/ppo_curve.zip (`ppo_NAME_curve.zip` with `--name`; `MaskablePPO.load` reads
+it, `scripts/models.py` plays it in the model table).
 
     .venv/bin/python scripts/ppo.py                    # the run in docs/training.md
     .venv/bin/python scripts/ppo.py --minutes 1 --eval-episodes 20 --docs /tmp/ppo-docs
@@ -229,6 +231,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     p.add_argument("--target-kl", type=float, default=0.05)
     p.add_argument("--width", type=int, default=128, help="hidden units per layer (2 layers)")
     p.add_argument("--docs", type=Path, default=ROOT / "docs")
+    p.add_argument("--out", type=Path, default=ROOT / "runs" / "ppo",
+                   help="where the trained policy is saved")
     p.add_argument("--no-doc", action="store_true", help="write the curve, not training.md")
     p.add_argument("--name", default="", help="a run name: files ppo_NAME_curve.*, the "
                    "doc section ppo-NAME-results (default: ppo_curve.*, ppo-results)")
@@ -267,6 +271,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                   for p in curve.points if p["return"] >= bar), None)
     kwargs = GYM_ENVS[args.gym_id]
     stem = f"ppo_{args.name}_curve" if args.name else "ppo_curve"
+    args.out.mkdir(parents=True, exist_ok=True)
+    model.save(args.out / f"{stem}.zip")
     result = {"stem": stem, "takeover_last": kwargs.get("takeover_last", 0),
         "command": " ".join(["scripts/ppo.py", *(sys.argv[1:] if argv is None else argv)]),
         "gym_id": args.gym_id, "menu": eval_env.menu_size,
