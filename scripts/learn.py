@@ -142,7 +142,7 @@ def evaluate_model(path: Path | str, specs: list[EpisodeSpec], args: argparse.Na
     generator = GreedyGenerator(model, tokenizer, args.max_new_tokens, args.eval_batch)
     rows = []
     chunk = args.eval_batch
-    for i in tqdm(range(0, len(specs), chunk), desc=f"evaluate {path.name}", unit="batch"):
+    for i in tqdm(range(0, len(specs), chunk), desc=f"evaluate {Path(path).name}", unit="batch"):
         rollouts = [train_grpo.Rollout(engine, s, adapter.case_for(s))
                     for s in specs[i:i + chunk]]
         engine.advance(rollouts, generator)
