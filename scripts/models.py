@@ -12,7 +12,7 @@ Three tables, each on one fixed set of test-split episodes:
    observation in front of them, or decide at once); the language models' rows (warm start,
    GRPO, the SFT control, the constrained base model) are read from the learning run, not
    re-played.
-2. **Whole episodes** — test-split episodes of the default mix (every task and difficulty,
+2. **Whole episodes** — test-split episodes of every alert kind (every task and difficulty,
    `--whole-episodes` seeds per cell: the harness's grid) played from the reset by every policy
    that plays whole episodes (the heuristic, the oracle, random and every probe).
 3. **The PPO agents** (`scripts/ppo.py`, saved under `--ppo-dir`) on their own gym slices'
@@ -393,12 +393,16 @@ def report(command: str, slice_args: argparse.Namespace, specs: list[EpisodeSpec
                   f"`{_rel(args.learn_run)}`. The learning run on this world has not finished; "
                   "`make learn` then `make models` adds them. " + base, ""]
     lines += [
-        "## 2. Whole episodes (the default mix)",
+        "## 2. Whole episodes (every alert kind)",
         "",
         f"{len(whole_specs)} test-split episodes: every task x difficulty x "
         f"{args.whole_episodes} seed(s) (seeds from {min(s.seed for s in whole_specs)}; the "
         f"harness's grid, `--split test --episodes {args.whole_episodes}`), played from the "
-        "reset.",
+        "reset. One kind per cell, so about half the cases are suspicious (as many as the "
+        "suspicious kinds), not the default mix's 25%: a policy that files on everything "
+        "scores higher here than on the default mix, where every verdict-free policy's mean "
+        "return is negative "
+        "([scoring.md](scoring.md)).",
         "",
         table(whole_rows),
         "",
@@ -406,7 +410,7 @@ def report(command: str, slice_args: argparse.Namespace, specs: list[EpisodeSpec
         "",
     ]
     lines += ["Trained on the cash rule's easy slice (`docs/training.md`, section 2), not on "
-              "the learning slice or the default mix, so they are not in tables 1 or 2.", ""]
+              "the learning slice or every kind, so they are not in tables 1 or 2.", ""]
     if not agents:
         lines += [f"No saved PPO agent in `{_rel(args.ppo_dir)}` (`make ppo` saves them).", ""]
     for agent in agents:
