@@ -227,11 +227,28 @@ def what_when(facts: Facts, public: PublicCase, seen: frozenset[str]) -> tuple[f
     return what, when
 
 
+def _word(c: str) -> bool:
+    return c.isalnum() or c == "_"
+
+
+def _contains_words(text: str, phrase: str) -> bool:
+    """`phrase` in `text` with no word character on either side (a regex `(?<!\\w)...(?!\\w)`
+    without compiling one per name: a name is scored once per decision)."""
+    start = text.find(phrase)
+    while start != -1:
+        end = start + len(phrase)
+        if (start == 0 or not _word(text[start - 1])) and (end == len(text)
+                                                           or not _word(text[end])):
+            return True
+        start = text.find(phrase, start + 1)
+    return False
+
+
 def _named(entity_id: str, facts: Facts, names: dict[str, str]) -> bool:
     if entity_id in facts.ids:
         return True
     name = names.get(entity_id)
-    return bool(name) and re.search(rf"(?<!\w){re.escape(name)}(?!\w)", facts.lowered) is not None
+    return bool(name) and _contains_words(facts.lowered, name)
 
 
 def _typologies(lowered: str) -> set[str]:
@@ -250,7 +267,7 @@ def explanation_ids(truth: GroundTruth) -> frozenset[str]:
 
 
 def _alert_ids(public: PublicCase) -> set[str]:
-    return {*public.alert_shown_ids(), public.case_id}
+    return {*public.alert_shown_ids, public.case_id}
 
 
 def score_sar_narrative(truth: GroundTruth, decision: Decision, public: PublicCase,

@@ -12,6 +12,7 @@ generated case cannot be mutated after the fact.
 
 from __future__ import annotations
 
+from functools import cached_property
 from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -282,10 +283,12 @@ class PublicCase(Frozen):
         ids.extend(doc.id for r in self.information_replies for doc in r.documents)
         return ids
 
+    @cached_property
     def alert_shown_ids(self) -> frozenset[str]:
         """The IDs the alert shows (the pinned header lists them, always resident): the alert,
         its subject and accounts, the triggering transactions, their parties' accounts and
-        owners, who conducted them and the case records they reference."""
+        owners, who conducted them and the case records they reference. Computed once per case
+        (a frozen record; pydantic's equality and dumps ignore the cache)."""
         a = self.alert
         triggering = set(a.transaction_ids)
         owner = {acc.id: acc.owner_id for acc in self.accounts}

@@ -69,4 +69,4 @@ class CaseIndex:
 
     def alert_ids(self) -> frozenset[str]:
         """The IDs the alert shows (`PublicCase.alert_shown_ids`), always resident."""
-        return self.case.alert_shown_ids()
+        return self.case.alert_shown_ids
