@@ -13,9 +13,11 @@ generated cases are validated through the models by `tests/unit/test_generation_
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from datetime import date, timedelta
 from functools import cache
 from operator import attrgetter
+from typing import TypeVar
 
 from memex.scenarios import vocab
 from memex.scenarios.case import Case
@@ -43,6 +45,8 @@ from memex.scenarios.model import (
 )
 from memex.scenarios.truth import GroundTruth
 
+T = TypeVar("T")
+
 EPOCH = date(2024, 1, 1)
 EPOCH_SPAN_DAYS = 640
 # "HH:MM" of every minute of the day, for timestamps.
@@ -57,6 +61,17 @@ BY_TIME = attrgetter("timestamp", "id")
 # all within a bounded range (the epoch span plus at most 9,000 days of history), and making
 # them was a tenth of generation time. A remembered date also keeps its hash.
 _date_from_ordinal = cache(date.fromordinal)
+
+
+def weighted(options: Sequence[T], weights: Sequence[float], u: float) -> T:
+    """The option a uniform draw `u` in [0, 1) falls on, each option taking its weight's share
+    (the last option when rounding leaves `u` past the end)."""
+    x = u * sum(weights)
+    for option, w in zip(options, weights, strict=True):
+        x -= w
+        if x < 0:
+            return option
+    return options[-1]
 
 
 @cache

@@ -32,7 +32,7 @@ from memex.scenarios.benign import (
     pep_wealth,
     screened_hub_trade,
 )
-from memex.scenarios.builder import CaseBuilder
+from memex.scenarios.builder import CaseBuilder, weighted
 from memex.scenarios.case import Case
 from memex.scenarios.checks import WATCHLIST
 from memex.scenarios.kinds import KindSpec
@@ -90,14 +90,8 @@ def _pick(options: tuple[str, ...], u: float) -> str:
 def _pick_variant(spec: KindSpec, pool: tuple[str, ...], u: float) -> str:
     """A variant of `spec` by `u`: every variant weighs 1 except those resting on the watchlist
     check (`story.LISTED_ANCHOR_WEIGHT`: a screening hit is rare, a true match rarer)."""
-    weights = [LISTED_ANCHOR_WEIGHT[spec.suspicious] if spec.schemes[v].anchor == WATCHLIST
-               else 1.0 for v in pool]
-    x = u * sum(weights)
-    for v, w in zip(pool, weights, strict=True):
-        x -= w
-        if x < 0:
-            return v
-    return pool[-1]
+    return weighted(pool, [LISTED_ANCHOR_WEIGHT[spec.suspicious]
+                           if spec.schemes[v].anchor == WATCHLIST else 1.0 for v in pool], u)
 
 
 def resolve_kind(kind: str | None, u: float, benign_share: float) -> str:

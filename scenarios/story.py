@@ -30,7 +30,7 @@ from dataclasses import dataclass
 
 from memex.scenarios import checks as ck
 from memex.scenarios.background import decoys
-from memex.scenarios.builder import CaseBuilder
+from memex.scenarios.builder import CaseBuilder, weighted
 from memex.scenarios.case import Case
 from memex.scenarios.model import INFORMATION_TOPICS, Entity
 from memex.scenarios.rules import (
@@ -201,13 +201,7 @@ def dispositions(b: CaseBuilder, present: list[str], suspicious: bool,
             weights = {m: w for m, w in weights.items() if m != ck.CLEAR}
         modes = [m for m in weights if m in ck.MODES[c]
                  and (anomalous is None or m != ck.CLEAR)]
-        r = rng.random() * sum(weights[m] for m in modes)
-        mode = modes[-1]
-        for m in modes:
-            r -= weights[m]
-            if r < 0:
-                mode = m
-                break
+        mode = weighted(modes, [weights[m] for m in modes], rng.random())
         out[c] = _reached(c, mode, j.explanation_reach)
     return out
 
