@@ -33,6 +33,7 @@ from memex.server.tools import TOOLS, prompt_tool_list
 # The AML policies by name: baselines, exploit probes, the heuristic and the oracle.
 POLICIES = Targets({
     "heuristic": "memex.policies.heuristic:Heuristic",
+    "heuristic_documented": "memex.policies.heuristic:DocumentingHeuristic",
     "oracle": "memex.policies.oracle:Oracle",
     "random": "memex.policies.probes:RandomPolicy",
     "always_sar": "memex.policies.probes:AlwaysSar",

@@ -69,7 +69,7 @@ from memex.envkit.adapter import EnvAdapter
 from memex.envkit.constrained import Decoder, GrammarLogitsProcessor
 from memex.envkit.episodes import EnvSessionError, Episode, EpisodeSpec
 from memex.envkit.errors import PolicyFailure
-from memex.envkit.grammar import CALL_PREFIX, GENERATION_LIMITS, StateGrammar
+from memex.envkit.grammar import CALL_PREFIX, GENERATION_LIMITS, Limits, StateGrammar
 from memex.envkit.llm_options import (
     EndpointError,
     LLMOptions,
@@ -305,8 +305,9 @@ class LocalBackend:
             head = self.tokenizer(prefix, add_special_tokens=False, return_tensors="pt")
             enc = {k: self._torch.cat([enc[k], head[k]], dim=1) for k in ("input_ids",
                                                                           "attention_mask")}
-            lark = grammar.lark(name_tokens=decoder.name_tokens(grammar.specs),
-                                limits=GENERATION_LIMITS)
+            limits = Limits(**self.prompting["limits"]) if "limits" in self.prompting \
+                else GENERATION_LIMITS  # the bounds the checkpoint was trained under
+            lark = grammar.lark(name_tokens=decoder.name_tokens(grammar.specs), limits=limits)
             processors = [GrammarLogitsProcessor(decoder, [decoder.matcher(lark)])]
         self.last_processor = processors[0] if processors else None
         sample = self.temperature > 0

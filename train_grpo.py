@@ -100,7 +100,7 @@ from memex.curriculum.training import GroupCurriculum
 from memex.envkit.adapter import EnvAdapter
 from memex.envkit.constrained import Decoder, generate
 from memex.envkit.episodes import Episode, EpisodeSpec
-from memex.envkit.grammar import CALL_PREFIX, GENERATION_LIMITS, canonical_call
+from memex.envkit.grammar import CALL_PREFIX, GENERATION_LIMITS, Limits, canonical_call
 from memex.envkit.replies import ParsedAction
 from memex.inference import PROMPTING_FILE, load_local_model, resolve_model
 from memex.registry import get_adapter
@@ -193,8 +193,14 @@ class RolloutEngine:
                  max_turns: int | None, compact: bool, max_prompt_chars: int | None,
                  max_prompt_tokens: int, seed: int, workers: int = 8,
                  log_path: Path | None = None, curriculum: GroupCurriculum | None = None,
-                 takeover_last: int | None = None, constrained: bool = False):
+                 takeover_last: int | None = None, constrained: bool = False,
+                 demonstrator: str | None = None, limits: Limits = GENERATION_LIMITS):
         self.adapter = adapter
+        # Generation bounds of free text and lists under the grammar; the warm start's targets
+        # are the demonstrator's calls cut to them (`target_ids`).
+        self.limits = limits
+        # The policy whose episodes give the takeover prefixes and the warm start's pairs.
+        self.demonstrator = demonstrator or adapter.demonstrator
         self.tokenizer = tokenizer
         # --constrained: every reply decodes under its state's grammar (envkit.grammar), after
         # the call's fixed prefix, which ends the prompt; tool names are whole tokens.
@@ -224,7 +230,7 @@ class RolloutEngine:
         if not self.takeover_last:
             return []
         if spec.key not in self._prefixes:
-            actions = demonstrator_episode(self.adapter, spec).actions
+            actions = demonstrator_episode(self.adapter, spec, policy=self.demonstrator).actions
             self._prefixes[spec.key] = actions[:max(0, len(actions) - self.takeover_last)]
         return self._prefixes[spec.key]
 
@@ -242,12 +248,16 @@ class RolloutEngine:
         text = self.tokenizer.decode(ids) + (CALL_PREFIX if self.prefix_ids else "")
         return text, ids[-self.max_prompt_tokens:] + self.prefix_ids
 
-    def target_ids(self, action: Any) -> list[int]:
-        """The token ids a model should reply to `render`'s prompt with to take `action`: the
-        call in the grammar's canonical form, ended by the end-of-sequence token. Constrained,
-        the prompt already ends with `CALL_PREFIX`, so the target is the rest of the call, its
-        tool name as the whole tokens the grammar requires (`Decoder.name_tokens`)."""
+    def target_ids(self, action: Any, obs: Any = None) -> list[int]:
+        """The token ids a model should reply to `render`'s prompt with to take `action` in
+        state `obs`: the call in the grammar's canonical form, ended by the end-of-sequence
+        token. Constrained, the prompt already ends with `CALL_PREFIX`, so the target is the
+        rest of the call, its tool name as the whole tokens the grammar requires
+        (`Decoder.name_tokens`), and its arguments as the state's grammar lets a model write
+        them (`StateGrammar.writable`: IDs it cannot see dropped, the generation limits)."""
         name, arguments = self.adapter.action_call(action)
+        if self.prefix_ids and obs is not None:
+            arguments = self.adapter.state_grammar(obs).writable(arguments, self.limits)
         call = canonical_call(self.adapter.tool_specs, name, arguments)
         encode = self.tokenizer.encode
         if self.prefix_ids:
@@ -305,8 +315,7 @@ class RolloutEngine:
         if trainer.use_vllm:
             raise RuntimeError("--constrained decodes with transformers here: use --vllm off")
         names = self.decoder.name_tokens(self.adapter.tool_specs)
-        grammars = [self.adapter.state_grammar(o).lark(name_tokens=names,
-                                                       limits=GENERATION_LIMITS)
+        grammars = [self.adapter.state_grammar(o).lark(name_tokens=names, limits=self.limits)
                     for o in observations]
         accelerator = getattr(trainer, "accelerator", None)
         model = accelerator.unwrap_model(trainer.model) if accelerator else trainer.model
@@ -416,6 +425,16 @@ def _available(module: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
+def _lora_layers(model: Any, args: argparse.Namespace) -> list[int] | None:
+    """`--lora-layers N`: the adapter on the top N decoder layers only (None: every layer).
+    Nothing below them takes a gradient, so the backward pass stops at the lowest adapted
+    layer: on CPU the top 8 of SmolLM2-135M's 30 layers cut a GRPO row's backward about 3x."""
+    if not args.lora_layers:
+        return None
+    total = model.config.num_hidden_layers
+    return list(range(max(0, total - args.lora_layers), total))
+
+
 def load_model(args: argparse.Namespace, cuda: bool) -> tuple[Any, Any, str]:
     """(peft model, tokenizer, backend label). Unsloth 4-bit on CUDA when installed. A LoRA
     directory (`adapter_config.json`, e.g. a saved warm start) continues training that adapter
@@ -434,7 +453,7 @@ def load_model(args: argparse.Namespace, cuda: bool) -> tuple[Any, Any, str]:
         model = FastLanguageModel.get_peft_model(
             model, r=args.lora_r, lora_alpha=args.lora_alpha, lora_dropout=0.0,
             target_modules=LORA_TARGETS, use_gradient_checkpointing="unsloth",
-            random_state=args.seed)
+            random_state=args.seed, layers_to_transform=_lora_layers(model, args))
         backend = "unsloth-4bit"
     else:
         import torch
@@ -446,7 +465,8 @@ def load_model(args: argparse.Namespace, cuda: bool) -> tuple[Any, Any, str]:
         tokenizer = AutoTokenizer.from_pretrained(path)
         model = get_peft_model(model, LoraConfig(
             r=args.lora_r, lora_alpha=args.lora_alpha, lora_dropout=args.lora_dropout,
-            target_modules=LORA_TARGETS, task_type="CAUSAL_LM"))
+            target_modules=LORA_TARGETS, task_type="CAUSAL_LM",
+            layers_to_transform=_lora_layers(model, args)))
         backend = f"transformers-{'bf16' if cuda else 'fp32'}"
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
@@ -457,12 +477,12 @@ def load_model(args: argparse.Namespace, cuda: bool) -> tuple[Any, Any, str]:
 # ---- supervised warm start --------------------------------------------------------------------
 
 def demonstrator_episode(adapter: EnvAdapter, spec: EpisodeSpec,
-                         max_steps: int | None = None) -> Episode:
-    """The demonstrator's (the heuristic investigator's) episode of `spec`, in process: whole,
-    or its first `max_steps` actions."""
+                         max_steps: int | None = None, policy: str | None = None) -> Episode:
+    """The demonstrator's (`policy`, default the adapter's: the heuristic investigator's)
+    episode of `spec`, in process: whole, or its first `max_steps` actions."""
     session = adapter.open()
     try:
-        return adapter.play(session, adapter.make_policy(adapter.demonstrator), spec,
+        return adapter.play(session, adapter.make_policy(policy or adapter.demonstrator), spec,
                             max_steps=max_steps)
     finally:
         session.close()
@@ -487,11 +507,11 @@ def demonstrations(engine: RolloutEngine, n: int, seed: int, tasks: list[str],
         task = tasks[e % len(tasks)]
         difficulty = difficulties[(e // len(tasks)) % len(difficulties)]
         spec = adapter.grid("train", [task], [difficulty], 1, seed_offset=offset + e)[0]
-        episode = demonstrator_episode(adapter, spec)
+        episode = demonstrator_episode(adapter, spec, policy=engine.demonstrator)
         decisions = list(zip(episode.observations, episode.actions, strict=False))
         start = max(0, len(decisions) - takeover_last) if takeover_last else 0
         for obs, action in decisions[start:][:max_step]:
-            pairs.append((engine.render(obs, spec.key)[1], engine.target_ids(action)))
+            pairs.append((engine.render(obs, spec.key)[1], engine.target_ids(action, obs)))
         e += 1
     return rng.sample(pairs, min(n, len(pairs)))
 
@@ -620,6 +640,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--lora-r", type=int, default=16)
     p.add_argument("--lora-alpha", type=int, default=None, help="default 2 x r")
     p.add_argument("--lora-dropout", type=float, default=0.0)
+    p.add_argument("--lora-layers", type=int, default=None, metavar="N",
+                   help="adapt only the top N decoder layers (default: all)")
+    p.add_argument("--gen-text-chars", type=int, default=GENERATION_LIMITS.text_chars,
+                   help="--constrained: free-text bound of a generated call (and of the warm "
+                        "start's targets)")
+    p.add_argument("--gen-list-items", type=int, default=GENERATION_LIMITS.list_items,
+                   help="--constrained: list bound of a generated call")
     p.add_argument("--num-prompts", type=int, default=64, help="episode specs (GRPO groups)")
     p.add_argument("--num-generations", type=int, default=4, help="G: actions per group")
     p.add_argument("--max-completion-length", type=int, default=256, help="tokens per action")
@@ -642,6 +669,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="comma list (default: all of the environment's)")
     p.add_argument("--max-turns", type=int, default=None,
                    help="cap model turns per episode (scored as a timeout); default: env budget")
+    p.add_argument("--demonstrator", default=None, metavar="POLICY",
+                   help="the policy whose episodes give the takeover prefixes and the warm "
+                        "start's pairs (default: the environment's, the heuristic investigator)")
     p.add_argument("--takeover-last", type=int, default=None, metavar="N",
                    help="the demonstrator plays each episode up to its last N actions, then the "
                         "model takes over (N=1: the model makes the terminal decision)")
@@ -793,13 +823,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                            compact=args.compact_prompt, max_prompt_chars=args.max_prompt_chars,
                            max_prompt_tokens=args.max_prompt_tokens, seed=args.seed,
                            log_path=out / "rollouts.jsonl", curriculum=curriculum,
-                           takeover_last=args.takeover_last, constrained=args.constrained)
+                           takeover_last=args.takeover_last, constrained=args.constrained,
+                           demonstrator=args.demonstrator,
+                           limits=Limits(args.gen_text_chars, args.gen_list_items))
     trainer = GRPOTrainer(model=model, reward_funcs=REWARD_FUNCS, args=config,
                           train_dataset=dataset, processing_class=tokenizer,
                           rollout_func=engine, callbacks=[metrics_callback(out)])
     # The warm start trains the same (adapter) weights the trainer holds; it runs after
     # everything that could fail has been built.
     render = {"tool_list": True, "compact": args.compact_prompt,
+              "limits": {"text_chars": args.gen_text_chars, "list_items": args.gen_list_items},
               "max_chars": args.max_prompt_chars}
     warm: dict[str, Any] = {"examples": 0}
     if args.sft_warmstart and resume is None:

@@ -63,6 +63,18 @@ class Limits:
     text_chars: int | None = None
     list_items: int | None = None
 
+    def clip(self, value: Any) -> Any:
+        """`value` (a call's arguments) cut to these bounds: every list to `list_items`, every
+        free-text string (one with a space: IDs, codes and section numbers have none) to
+        `text_chars` — a demonstrator's call as the grammar lets a model write it."""
+        if isinstance(value, dict):
+            return {k: self.clip(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.clip(v) for v in value[:self.list_items]]
+        if isinstance(value, str) and self.text_chars is not None and " " in value:
+            return value[:self.text_chars].rstrip()
+        return value
+
 
 @dataclass(frozen=True)
 class Rule:
@@ -246,6 +258,30 @@ class StateGrammar:
              limits: Limits = Limits()) -> str:
         return call_grammar(self.specs, self.ids, self.closed, name_tokens=name_tokens,
                             limits=limits)
+
+    def writable(self, arguments: Mapping[str, Any], limits: Limits = Limits()) -> dict[str, Any]:
+        """`arguments` as a model could write them in this state: list items outside their
+        field's closed set dropped (IDs the agent cannot see, sections not loaded), an object
+        item left without the list items it had dropped, then `limits.clip`. A demonstrator
+        that remembers IDs outside the context becomes a target the grammar accepts."""
+        def keep(value: Any, field: str | None) -> Any:
+            if isinstance(value, dict):
+                return {k: keep(v, k) for k, v in value.items()}
+            if not isinstance(value, list):
+                return value
+            allowed = self.closed.get(field) if field else None
+            if isinstance(allowed, Sequence) and not isinstance(allowed, str):
+                value = [v for v in value if v in allowed]
+            out = []
+            for v in value:
+                kept = keep(v, field)
+                emptied = isinstance(v, dict) and any(isinstance(x, list) and x and not kept[k]
+                                                      for k, x in v.items())
+                if not emptied:
+                    out.append(kept)
+            return out
+
+        return limits.clip(keep(dict(arguments), None))
 
     def response_format(self, limits: Limits = GENERATION_LIMITS) -> dict[str, Any]:
         """The OpenAI `response_format` of a guided-JSON request (vLLM and compatible servers

@@ -44,6 +44,7 @@ from memex.scenarios.manual import (
     PRICE_DEVIATION_TOLERANCE,
     SAR_MIN_UNEXPLAINED,
 )
+from memex.state_manager import MAX_NOTE_CHARS
 
 CASH, FLOW, TRADE, PEP = "TM-CASH-01", "TM-FLOW-02", "TM-TRADE-03", "TM-PEP-04"
 FUNNEL, LOAN, HUB, PROPERTY, ELDER = ("TM-FUNNEL-05", "TM-LOAN-06", "TM-SANC-07", "TM-RE-08",
@@ -118,6 +119,9 @@ class Heuristic(ScriptedPolicy):
     seeks_explanations = True
     stops_at_first_anomaly = False
     sar_min_findings = SAR_MIN_UNEXPLAINED
+    # Whether what settled each anomaly (an explanation found, or a reply that gave none) is
+    # also written to the case file (`DocumentingHeuristic`).
+    documents_explanations = False
 
     def _stop(self) -> bool:
         return self.stops_at_first_anomaly and any(c.failed for c in self.checks.values())
@@ -240,6 +244,7 @@ class Heuristic(ScriptedPolicy):
         self.checks[check.name] = check
         if explanation and self.seeks_explanations:
             check.explanation = explanation
+            yield from self._document(check, "")
             return
         check.failed = True
         surface = [i for ids in self.surface.values() for i in ids]
@@ -251,6 +256,8 @@ class Heuristic(ScriptedPolicy):
                                             topic=topic)) or None
             if job is not None:
                 self.requests.append((check, job, resolver))
+                return
+        yield from self._document(check, "nothing on file explains it")
 
     def _settle_requests(self):
         """Collect each answer once due (filling the wait with a risk score, as an analyst
@@ -268,6 +275,18 @@ class Heuristic(ScriptedPolicy):
             explanation = resolve(self.replies[job["job_id"]])
             if explanation:
                 check.failed, check.explanation = False, explanation
+            yield from self._document(check, f"the reply to {job['job_id']} does not explain it")
+
+    def _document(self, check: CheckResult, unexplained: str):
+        """With `documents_explanations`: one note saying how an anomaly was settled (its
+        explanation, or why it stands: `unexplained`), so the case file alone carries what the
+        decision weighs."""
+        if not self.documents_explanations:
+            return
+        what = (check.code or check.name).replace("_", " ").lower()
+        text = (f"Explained {what}: {check.explanation}." if check.explanation else
+                f"Unexplained {what}: {unexplained}.")
+        yield from self.call("write_to_case_file", note=text[:MAX_NOTE_CHARS])
 
     def _load(self, sections: list[str]):
         sections = list(dict.fromkeys(sections))[:KERNEL_SECTIONS]
@@ -753,3 +772,15 @@ class Heuristic(ScriptedPolicy):
         return "The customer's account of the activity fails: " + "; ".join(
             f"{c.name.replace('_', ' ')} ({c.code}: {', '.join(c.carriers[:3])})"
             for c in failed) + "."
+
+
+class DocumentingHeuristic(Heuristic):
+    """The heuristic investigator, also writing to the case file how each anomaly was settled
+    ("Explained ...: <the explanation>" or "Unexplained ...: <the reply> gives no
+    explanation"). Its decisions are the heuristic's; it takes one more step per settled
+    anomaly. The learning run's demonstrator: where a model takes over the decision from the
+    heuristic, what decided must be in the context the model reads, not only in the
+    heuristic's Python state."""
+
+    name = "heuristic_documented"
+    documents_explanations = True

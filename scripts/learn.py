@@ -46,6 +46,7 @@ from typing import Any
 from memex import train_grpo
 from memex.envkit.adapter import EnvAdapter
 from memex.envkit.episodes import EpisodeSpec
+from memex.envkit.grammar import Limits
 from memex.evaluation.report import replace_section
 from memex.inference import load_local_model
 from memex.policies.probes import AlwaysSar
@@ -57,9 +58,18 @@ from memex.registry import get_adapter
 # and the predicted wall time, hours on this 2-core machine); `pilot` is 12 steps and 40 test
 # episodes; `small` is a smoke test of the same pipeline. lr 1e-4: at 5e-4 two steps moved the
 # decision's log-odds by 4-5 nats on every held-out state alike (the pilot).
-_SLICE = {"tasks": "trade_based,fair_trade", "takeover_last": 1, "max_turns": 1,
-          "max_new_tokens": 320, "max_prompt_tokens": 416, "temperature": 1.0, "lr": 1e-4,
-          "num_generations": 4, "groups_per_step": 2}
+# The demonstrator plays each episode to the takeover point and gives the warm start's pairs:
+# the heuristic, writing to the case file how each anomaly was settled, so that the context the
+# model decides from carries what the heuristic decided on (docs/training.md, "The slice").
+DEMONSTRATOR = "heuristic_documented"
+_SLICE = {"tasks": "trade_based,fair_trade", "demonstrator": DEMONSTRATOR,
+          "takeover_last": 1, "max_turns": 1,
+          "max_new_tokens": 256, "max_prompt_tokens": 416, "temperature": 1.0, "lr": 1e-4,
+          "num_generations": 4, "groups_per_step": 2,
+          # Generation bounds (free text, lists): a SAR at these bounds is about 220 tokens
+          # written plainly, inside the 256-token reply budget (replies average 20-40 tokens);
+          # LoRA on the top 8 of 30 layers (a row's backward about 3x cheaper on CPU).
+          "gen_text_chars": 48, "gen_list_items": 2, "lora_layers": 8}
 SIZES: dict[str, dict[str, Any]] = {
     "small": {**_SLICE, "warmstart": 8, "num_prompts": 4, "test_episodes": 16, "base_row": 1},
     "pilot": {**_SLICE, "warmstart": 24, "num_prompts": 24, "test_episodes": 40, "base_row": 0},
@@ -126,7 +136,8 @@ def engine_for(tokenizer: Any, args: argparse.Namespace) -> train_grpo.RolloutEn
     return train_grpo.RolloutEngine(
         get_adapter("memex"), tokenizer, env_url=None, max_turns=args.max_turns, compact=True,
         max_prompt_chars=args.max_prompt_chars, max_prompt_tokens=args.max_prompt_tokens,
-        seed=args.seed, takeover_last=args.takeover_last, constrained=True)
+        seed=args.seed, takeover_last=args.takeover_last, constrained=True,
+        demonstrator=args.demonstrator, limits=Limits(args.gen_text_chars, args.gen_list_items))
 
 
 def evaluate_model(path: Path | str, specs: list[EpisodeSpec], args: argparse.Namespace
@@ -172,7 +183,7 @@ def evaluate_probe(kind: str, specs: list[EpisodeSpec], args: argparse.Namespace
     engine = train_grpo.RolloutEngine(
         adapter, None, env_url=None, max_turns=args.max_turns, compact=True,
         max_prompt_chars=args.max_prompt_chars, max_prompt_tokens=args.max_prompt_tokens,
-        seed=args.seed, takeover_last=args.takeover_last)
+        seed=args.seed, takeover_last=args.takeover_last, demonstrator=args.demonstrator)
     rows = []
     for spec in specs:
         rollout = train_grpo.Rollout(engine, spec, adapter.case_for(spec))
@@ -188,14 +199,16 @@ def evaluate_probe(kind: str, specs: list[EpisodeSpec], args: argparse.Namespace
 
 
 def evaluate_heuristic(adapter: EnvAdapter, specs: list[EpisodeSpec], max_turns: int,
-                       takeover_last: int | None) -> list[dict[str, Any]]:
-    """The heuristic under the models' turn cap, counted from the takeover point."""
+                       takeover_last: int | None, demonstrator: str) -> list[dict[str, Any]]:
+    """The demonstrator (the heuristic) under the models' turn cap, counted from the takeover
+    point."""
     rows = []
     for spec in specs:
-        episode = train_grpo.demonstrator_episode(adapter, spec)
+        episode = train_grpo.demonstrator_episode(adapter, spec, policy=demonstrator)
         prefix = max(0, len(episode.actions) - takeover_last) if takeover_last else 0
         if len(episode.actions) > prefix + max_turns:
-            episode = train_grpo.demonstrator_episode(adapter, spec, max_steps=prefix + max_turns)
+            episode = train_grpo.demonstrator_episode(adapter, spec, max_steps=prefix + max_turns,
+                                                      policy=demonstrator)
         ret = episode.episode_return
         if not episode.done:
             ret += adapter.timeout_return(episode.case)
@@ -420,6 +433,9 @@ def grpo_arguments(args: argparse.Namespace, out: Path) -> list[str]:
         "--max-prompt-chars", str(args.max_prompt_chars),
         "--max-prompt-tokens", str(args.max_prompt_tokens), "--save-steps", "100000",
         "--seed", str(args.seed), "--output-dir", str(out / "grpo"),
+        "--demonstrator", args.demonstrator, "--lora-layers", str(args.lora_layers),
+        "--gen-text-chars", str(args.gen_text_chars),
+        "--gen-list-items", str(args.gen_list_items),
         *(["--takeover-last", str(args.takeover_last)] if args.takeover_last else [])]
 
 
@@ -521,7 +537,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     if summary["global_step"] != steps:
         raise RuntimeError(f"GRPO trained {summary['global_step']} steps, not {steps}")
     rows["heuristic (reference)"] = evaluate_heuristic(adapter, specs, args.max_turns,
-                                                       args.takeover_last)
+                                                       args.takeover_last, args.demonstrator)
     _save_rows(out, "heuristic (reference)", rows["heuristic (reference)"])
     for kind in PROBES:
         rows[kind] = evaluate_probe(kind, specs, args)

@@ -194,8 +194,15 @@ def test_constrained_warm_start_target_is_the_rest_of_the_call_after_the_prefix(
     assert prompt in rendered and bytes(prompt).decode().endswith(CALL_PREFIX)
     ref = refs[rendered.index(prompt)]
     assert not bytes(target).decode().startswith(CALL_PREFIX)
-    assert json.loads(CALL_PREFIX + bytes(target[:-1]).decode()) == json.loads(
-        ADAPTER.action_text(ref.actions[-1]))
+    # The demonstrator's call as a model could write it in that state (its visible IDs, the
+    # generation limits): here the closure with its reason cut to 160 characters.
+    decision = ref.actions[-1]
+    writable = ADAPTER.state_grammar(ref.observations[-2]).writable(decision.arguments,
+                                                                     engine.limits)
+    assert json.loads(CALL_PREFIX + bytes(target[:-1]).decode()) == {
+        "tool": decision.tool, "arguments": writable}
+    assert writable["reason"] == decision.arguments["reason"][:160].rstrip()
+    assert writable["cited_sections"] == decision.arguments["cited_sections"]
     engine.pool.shutdown()
 
 
