@@ -78,6 +78,7 @@ _DATE_RES = (
     re.compile(r"\b(?P<d>\d{1,2})(?:st|nd|rd|th)?\s+" + _MONTH + r",?\s+(?P<y>\d{4})\b", re.I),
     re.compile(r"\b" + _MONTH + r"\s+(?P<d>\d{1,2})(?:st|nd|rd|th)?,?\s+(?P<y>\d{4})\b", re.I),
 )
+_LETTERS = re.compile(r"[a-z]+")
 _AMOUNT_RE = re.compile(
     r"(?<![\w.,])(?P<cur>\$|US\$|USD\s?)?(?P<int>\d{1,3}(?:,\d{3})+|\d+)(?:\.(?P<dec>\d+))?"
     r"(?:\s?(?P<mult>k|thousand|m|mn|million|bn|billion)\b)?(?P<after>\s?(?:USD|dollars))?"
@@ -106,14 +107,20 @@ def read_text(text: str) -> Facts:
     """The checkable facts a narrative states (IDs first, then dates, then amounts, each taken
     out of the text before the next is read, so an ID's digits are never an amount)."""
     ids = frozenset(ID_PATTERN.findall(text))
-    rest = ID_PATTERN.sub(" ", text)
+    rest = ID_PATTERN.sub(" ", text) if ids else text
     dates = set()
-    for pattern in _DATE_RES:
+    # A date with a month name needs a month's word: without one, those patterns (the costly
+    # ones: a case-blind alternation tried at every word) cannot match.
+    named_month = not _MONTHS.keys().isdisjoint(_LETTERS.findall(rest.lower()))
+    for pattern in _DATE_RES if named_month else _DATE_RES[:1]:
+        found = False
         for m in pattern.finditer(rest):
+            found = True
             month = int(m["m"]) if "m" in m.groupdict() and m["m"] else _MONTHS[m["mon"].lower()]
             if 1 <= month <= 12 and 1 <= int(m["d"]) <= 31:
                 dates.add(f"{int(m['y']):04d}-{month:02d}-{int(m['d']):02d}")
-        rest = pattern.sub(" ", rest)
+        if found:
+            rest = pattern.sub(" ", rest)
     amounts = []
     for m in _AMOUNT_RE.finditer(rest):
         marked = bool(m["cur"] or m["after"] or m["mult"])

@@ -4,11 +4,12 @@ decision accuracy, mean return, pass^k and intervals, written to docs/models.md.
 Three tables, each on one fixed set of test-split episodes:
 
 1. **The learning slice** — `scripts/learn.py`'s held-out episodes (its sizes, its derivation:
-   the keys of a learning run's `episodes.jsonl` when `--learn-run` holds one). The heuristic
-   investigator plays each episode up to its last K actions, then the policy takes over for at
-   most T turns; a capped episode is scored as the environment scores a timeout, and the return
-   is the whole episode's (the learning run's own scoring). Played here: the heuristic (its own
-   last K actions) and the policies that can take over mid-episode (`TAKEOVER`: they act on the
+   the keys of a learning run's `episodes.jsonl` when `--learn-run` holds one). The run's
+   demonstrator (the heuristic investigator, documenting how each anomaly was settled) plays
+   each episode up to its last K actions, then the policy takes over for at most T turns; a
+   capped episode is scored as the environment scores a timeout, and the return is the whole
+   episode's (the learning run's own scoring). Played here: the demonstrator (its own last K
+   actions) and the policies that can take over mid-episode (`TAKEOVER`: they act on the
    observation in front of them, or decide at once); the language models' rows (warm start,
    GRPO, the SFT control, the constrained base model) are read from the learning run, not
    re-played.
@@ -124,22 +125,24 @@ def learning_slice(adapter: EnvAdapter, run: dict[str, Any] | None
     return args, specs
 
 
-def heuristic_prefix(adapter: EnvAdapter, spec: EpisodeSpec, last: int) -> list[Any]:
-    """The heuristic's actions on `spec` but its last `last` (the learning run's takeover;
-    none without one)."""
+def heuristic_prefix(adapter: EnvAdapter, spec: EpisodeSpec, last: int,
+                     demonstrator: str) -> list[Any]:
+    """The demonstrator's (the learning run's: the heuristic, documenting what settled each
+    anomaly) actions on `spec` but its last `last` (the learning run's takeover; none without
+    one)."""
     if not last:
         return []
     session = adapter.open()
     try:
-        reference = adapter.play(session, adapter.make_policy("heuristic"), spec)
+        reference = adapter.play(session, adapter.make_policy(demonstrator), spec)
     finally:
         session.close()
     return reference.actions[:max(0, reference.steps - last)]
 
 
 def play_takeover(adapter: EnvAdapter, name: str, spec: EpisodeSpec, prefix: Sequence[Any],
-                  max_turns: int) -> dict[str, Any]:
-    """`name` takes over `spec` after the heuristic's `prefix`, for at most `max_turns`
+                  max_turns: int, demonstrator: str) -> dict[str, Any]:
+    """`name` takes over `spec` after the demonstrator's `prefix`, for at most `max_turns`
     actions; scored as the learning run scores its models (a capped episode as a timeout, the
     whole episode's return)."""
     case = adapter.case_for(spec)
@@ -150,7 +153,7 @@ def play_takeover(adapter: EnvAdapter, name: str, spec: EpisodeSpec, prefix: Seq
         policy = adapter.make_policy(name, seed=zlib.crc32(f"{name}|{spec.key}".encode()))
         policy.reset(obs, case=None)  # the alert, as at any reset; the prefix is not its own
         for action in prefix:
-            if name == "heuristic":  # its own prefix: it keeps its place in its script
+            if name == demonstrator:  # its own prefix: it keeps its place in its script
                 policy.act(episode.final)
             episode.actions.append(action)
             episode.observations.append(session.step(action))
@@ -309,9 +312,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     specs = specs[:args.learn_episodes] if args.learn_episodes else specs
     keys = [s.key for s in specs]
     last, turns = slice_args.takeover_last or 0, slice_args.max_turns
-    prefixes = {s.key: heuristic_prefix(adapter, s, last) for s in specs}
-    slice_rows = {name: [play_takeover(adapter, name, s, prefixes[s.key], turns) for s in specs]
-                  for name in ("heuristic", *TAKEOVER)}
+    demonstrator = slice_args.demonstrator
+    prefixes = {s.key: heuristic_prefix(adapter, s, last, demonstrator) for s in specs}
+    slice_rows = {name: [play_takeover(adapter, name, s, prefixes[s.key], turns, demonstrator)
+                         for s in specs] for name in (demonstrator, *TAKEOVER)}
     if run:
         for model, rs in run["rows"].items():
             by_key = {r["key"]: r for r in rs}
@@ -366,14 +370,16 @@ def report(command: str, slice_args: argparse.Namespace, specs: list[EpisodeSpec
         "",
         f"`scripts/learn.py`'s held-out episodes: {len(specs)} test-split episodes "
         f"({', '.join(tasks)}, difficulty {slice_args.difficulty}; seeds from "
-        f"{min(s.seed for s in specs)}). The heuristic investigator plays each up to its last "
+        f"{min(s.seed for s in specs)}). The demonstrator (`{slice_args.demonstrator}`: the "
+        "heuristic investigator, writing how each anomaly was settled to the case file) plays "
+        "each up to its last "
         f"{slice_args.takeover_last} action(s), then the policy takes over for at most "
         f"{slice_args.max_turns} turn(s); a capped episode is scored as a timeout, and the "
         "return is the whole episode's (the learning run's scoring).",
         "",
         table(slice_rows),
         "",
-        "Played here: the heuristic (its own last actions) and the baselines that can take "
+        "Played here: the demonstrator (its own last actions) and the baselines that can take "
         f"over mid-episode ({', '.join(TAKEOVER)}: each acts on the observation in front of it "
         "or decides at once). The oracle and the other probes run a plan from the alert's first "
         "step and cannot resume another's review, so they are left out of this table.",

@@ -37,7 +37,7 @@ def _learning_run(tmp_path: Path, specs, last: int, turns: int) -> Path:
     argv = ["--size", "small", "--takeover-last", str(last), "--max-turns", str(turns),
             "--test-episodes", str(len(specs))]
     (out / "run.json").write_text(json.dumps({"argv": argv}))
-    rows = learn.evaluate_heuristic(ADAPTER, specs, turns, last)
+    rows = learn.evaluate_heuristic(ADAPTER, specs, turns, last, learn.DEMONSTRATOR)
     with (out / "episodes.jsonl").open("w") as f:
         for r in rows:
             f.write(json.dumps({"model": "heuristic (reference)", **r}) + "\n")
@@ -54,11 +54,13 @@ def test_the_learning_slice_is_read_from_a_run_and_replayed_the_same(tmp_path):
     assert [s.reset for s in read] == [s.reset for s in specs]
     assert (args.takeover_last, args.max_turns) == (1, 1)
     assert "scripts/learn.py --size small" in run["command"] and "UTC" in run["date"]
-    # The heuristic's takeover played here equals the run's reference, episode by episode.
+    # The demonstrator's takeover played here equals the run's reference, episode by episode.
     own = {r["key"]: r for r in run["rows"]["heuristic (reference)"]}
+    demonstrator = args.demonstrator
+    assert demonstrator == learn.DEMONSTRATOR == "heuristic_documented"
     for spec in read:
-        row = models.play_takeover(ADAPTER, "heuristic", spec,
-                                   models.heuristic_prefix(ADAPTER, spec, 1), 1)
+        prefix = models.heuristic_prefix(ADAPTER, spec, 1, demonstrator)
+        row = models.play_takeover(ADAPTER, demonstrator, spec, prefix, 1, demonstrator)
         assert row["return"] == pytest.approx(own[spec.key]["return"])
         assert row["decision_accuracy"] == own[spec.key]["decision_accuracy"] == 1.0
         assert row["turns"] == 1
@@ -70,10 +72,10 @@ def test_the_learning_slice_is_read_from_a_run_and_replayed_the_same(tmp_path):
 
 def test_a_takeover_probe_decides_at_once_and_a_capped_one_scores_a_timeout():
     spec = ADAPTER.grid("test", ["structuring"], ["easy"], 1)[0]
-    prefix = models.heuristic_prefix(ADAPTER, spec, 3)
-    sar = models.play_takeover(ADAPTER, "always_sar", spec, prefix, 1)
+    prefix = models.heuristic_prefix(ADAPTER, spec, 3, "heuristic")
+    sar = models.play_takeover(ADAPTER, "always_sar", spec, prefix, 1, "heuristic")
     assert sar["outcome"] == "TP" and sar["turns"] == 1 and sar["decision_accuracy"] == 1.0
-    spam = models.play_takeover(ADAPTER, "tool_spam", spec, prefix, 2)
+    spam = models.play_takeover(ADAPTER, "tool_spam", spec, prefix, 2, "heuristic")
     assert spam["outcome"] == "unfinished" and spam["decision_accuracy"] == 0.0
     assert spam["return"] < sar["return"]
     assert spam["return"] <= ADAPTER.timeout_return(ADAPTER.case_for(spec)) + 0.01
