@@ -38,7 +38,9 @@ import re
 from bisect import bisect_left
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cache
 from itertools import chain
+from typing import get_args, get_origin
 
 from pydantic import BaseModel
 
@@ -141,21 +143,30 @@ def _normal(text: str) -> str:
 
 # ---- what the case's records hold ----------------------------------------------------------
 
-def _records(public: PublicCase) -> dict[str, BaseModel]:
-    """Every record of the case (a model with an `id`) by ID: the case's record lists, the
-    alert, and the records nested one level down (a source of funds' documents)."""
-    table: dict[str, BaseModel] = {}
+@cache
+def _nested_record_fields(cls: type[BaseModel]) -> tuple[str, ...]:
+    """The fields of a record class that hold records of their own (tuples of models with an
+    `id`, such as a source of funds' documents)."""
+    out = []
+    for name, info in cls.model_fields.items():
+        args = get_args(info.annotation) if get_origin(info.annotation) is tuple else ()
+        if args and isinstance(args[0], type) and issubclass(args[0], BaseModel) \
+                and "id" in args[0].model_fields:
+            out.append(name)
+    return tuple(out)
+
+
+def _seen_records(public: PublicCase, seen: frozenset[str]) -> Iterator[BaseModel]:
+    """The case's records (models with an `id`: its record lists, the alert, and the records
+    nested one level down) whose ID is in `seen`."""
     for value in vars(public).values():
-        items = value if type(value) is tuple else (value,)
-        for item in items:
+        for item in value if type(value) is tuple else (value,):
             if not isinstance(item, BaseModel):
                 continue
-            table[item.id] = item
-            for nested in vars(item).values():
-                if type(nested) is tuple and nested and isinstance(nested[0], BaseModel) \
-                        and isinstance(getattr(nested[0], "id", None), str):
-                    table.update((n.id, n) for n in nested)
-    return table
+            if item.id in seen:
+                yield item
+            for name in _nested_record_fields(type(item)):
+                yield from (n for n in getattr(item, name) if n.id in seen)
 
 
 def _values(obj: object) -> Iterator[object]:
@@ -189,11 +200,8 @@ def record_facts(public: PublicCase, seen: frozenset[str]) -> RecordFacts:
     alert = public.alert
     alert_records = {alert.id, *alert.transaction_ids}  # the records whose content it shows
     buckets = {True: (set(), set()), False: (set(), set())}  # is-alert -> (numbers, dates)
-    table = _records(public)
-    for rid in sorted(seen):
-        record = table.get(rid)
-        if record is None:
-            continue
+    for record in _seen_records(public, seen):
+        rid = record.id
         numbers, dates = buckets[rid in alert_records]
         for value in _values(record):
             kind = type(value)
