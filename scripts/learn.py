@@ -591,7 +591,8 @@ def report(args: argparse.Namespace) -> dict[str, Any]:
         "command": ".venv/bin/python scripts/learn.py " + shlex.join(run["argv"]),
         "slice": (f"train/test split, difficulty {args.difficulty}, alert kinds "
                   f"{', '.join(tasks)}, "
-                  + (f"the heuristic investigator plays each episode up to its last "
+                  + (f"the demonstrator ({args.demonstrator}: the heuristic investigator, "
+                     f"writing how each anomaly was settled) plays each episode up to its last "
                      f"{args.takeover_last} action(s), then the model takes over; "
                      if args.takeover_last else "")
                   + f"at most {args.max_turns} model turn(s) per episode "
