@@ -48,9 +48,11 @@ def test_zero_variance_share_counts_equal_reward_steps(tmp_path):
 def test_heuristic_reference_plays_whole_episodes_under_a_decision_takeover():
     adapter = learn.get_adapter("memex")
     specs = adapter.grid("test", ["trade_based", "fair_trade"], ["easy"], 1)
-    decided = learn.evaluate_heuristic(adapter, specs, max_turns=1, takeover_last=1)
+    decided = learn.evaluate_heuristic(adapter, specs, max_turns=1, takeover_last=1,
+                                      demonstrator=learn.DEMONSTRATOR)
     assert [r["decision_accuracy"] for r in decided] == [1.0, 1.0]
-    capped = learn.evaluate_heuristic(adapter, specs, max_turns=1, takeover_last=None)
+    capped = learn.evaluate_heuristic(adapter, specs, max_turns=1, takeover_last=None,
+                                     demonstrator=learn.DEMONSTRATOR)
     assert [r["turns"] for r in capped] == [1, 1] and [r["outcome"] for r in capped] == [
         "unfinished", "unfinished"]
     assert all(c["return"] < d["return"] for c, d in zip(capped, decided, strict=True))
@@ -74,7 +76,8 @@ def test_always_sar_and_always_close_decide_at_the_takeover_point():
     adapter = learn.get_adapter("memex")
     specs = adapter.grid("test", ["trade_based", "fair_trade"], ["easy"], 1)  # SAR, close
     args = learn.parse_args(["--size", "small"])
-    heuristic = learn.evaluate_heuristic(adapter, specs, max_turns=1, takeover_last=1)
+    heuristic = learn.evaluate_heuristic(adapter, specs, max_turns=1, takeover_last=1,
+                                         demonstrator=learn.DEMONSTRATOR)
     sar = learn.evaluate_probe("always SAR", specs, args)
     close = learn.evaluate_probe("always close", specs, args)
     assert [r["key"] for r in sar] == [r["key"] for r in close] == [s.key for s in specs]
