@@ -776,11 +776,10 @@ class Heuristic(ScriptedPolicy):
 
 class DocumentingHeuristic(Heuristic):
     """The heuristic investigator, also writing to the case file how each anomaly was settled
-    ("Explained ...: <the explanation>" or "Unexplained ...: <the reply> gives no
-    explanation"). Its decisions are the heuristic's; it takes one more step per settled
-    anomaly. The learning run's demonstrator: where a model takes over the decision from the
-    heuristic, what decided must be in the context the model reads, not only in the
-    heuristic's Python state."""
+    ("Explained ...: <the explanation>." or "Unexplained ...: <why it stands>."). Its decisions
+    are the heuristic's; it takes at most one more step per anomaly. The learning run's
+    demonstrator: where a model takes over the decision from the heuristic, what decided must
+    be in the context the model reads, not only in the heuristic's Python state."""
 
     name = "heuristic_documented"
     documents_explanations = True
