@@ -125,7 +125,7 @@ def learning_slice(adapter: EnvAdapter, run: dict[str, Any] | None
     return args, specs
 
 
-def heuristic_prefix(adapter: EnvAdapter, spec: EpisodeSpec, last: int,
+def demonstrator_prefix(adapter: EnvAdapter, spec: EpisodeSpec, last: int,
                      demonstrator: str) -> list[Any]:
     """The demonstrator's (the learning run's: the heuristic, documenting what settled each
     anomaly) actions on `spec` but its last `last` (the learning run's takeover; none without
@@ -313,7 +313,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     keys = [s.key for s in specs]
     last, turns = slice_args.takeover_last or 0, slice_args.max_turns
     demonstrator = slice_args.demonstrator
-    prefixes = {s.key: heuristic_prefix(adapter, s, last, demonstrator) for s in specs}
+    prefixes = {s.key: demonstrator_prefix(adapter, s, last, demonstrator) for s in specs}
     slice_rows = {name: [play_takeover(adapter, name, s, prefixes[s.key], turns, demonstrator)
                          for s in specs] for name in (demonstrator, *TAKEOVER)}
     if run:

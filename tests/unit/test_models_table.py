@@ -59,7 +59,7 @@ def test_the_learning_slice_is_read_from_a_run_and_replayed_the_same(tmp_path):
     demonstrator = args.demonstrator
     assert demonstrator == learn.DEMONSTRATOR == "heuristic_documented"
     for spec in read:
-        prefix = models.heuristic_prefix(ADAPTER, spec, 1, demonstrator)
+        prefix = models.demonstrator_prefix(ADAPTER, spec, 1, demonstrator)
         row = models.play_takeover(ADAPTER, demonstrator, spec, prefix, 1, demonstrator)
         assert row["return"] == pytest.approx(own[spec.key]["return"])
         assert row["decision_accuracy"] == own[spec.key]["decision_accuracy"] == 1.0
@@ -72,7 +72,7 @@ def test_the_learning_slice_is_read_from_a_run_and_replayed_the_same(tmp_path):
 
 def test_a_takeover_probe_decides_at_once_and_a_capped_one_scores_a_timeout():
     spec = ADAPTER.grid("test", ["structuring"], ["easy"], 1)[0]
-    prefix = models.heuristic_prefix(ADAPTER, spec, 3, "heuristic")
+    prefix = models.demonstrator_prefix(ADAPTER, spec, 3, "heuristic")
     sar = models.play_takeover(ADAPTER, "always_sar", spec, prefix, 1, "heuristic")
     assert sar["outcome"] == "TP" and sar["turns"] == 1 and sar["decision_accuracy"] == 1.0
     spam = models.play_takeover(ADAPTER, "tool_spam", spec, prefix, 2, "heuristic")
