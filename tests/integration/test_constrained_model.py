@@ -29,6 +29,8 @@ INVALID = {"unknown_tool", "invalid_arguments", "unknown_id", "wrong_id_type", "
 
 @pytest.mark.timeout(900)
 def test_smollm2_samples_only_valid_calls_under_the_grammar(monkeypatch):
+    import torch
+
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     model, tokenizer = load_local_model("smollm2-135m")
     decoder = Decoder.from_hf(tokenizer)
@@ -50,8 +52,12 @@ def test_smollm2_samples_only_valid_calls_under_the_grammar(monkeypatch):
         grammars.append(ADAPTER.state_grammar(obs).lark(
             name_tokens=names, limits=Limits(text_chars=12, list_items=2)))
         envs.append(env)
+    # Sampled, but reproducibly (a fixed torch seed), with a reply budget the grammar's bounds
+    # (12 characters of text, 2 list items) fit inside: an unlucky draw that rambled within
+    # them past 96 tokens once failed the EOS check below.
+    torch.manual_seed(0)
     completions = generate(model, decoder, prompts, grammars, temperature=1.0,
-                           max_new_tokens=96, pad_token_id=tokenizer.pad_token_id)
+                           max_new_tokens=256, pad_token_id=tokenizer.pad_token_id)
     for env, completion in zip(envs, completions, strict=True):
         assert completion[-1] == tokenizer.eos_token_id  # the grammar finished the call
         reply = CALL_PREFIX + tokenizer.decode(completion, skip_special_tokens=True)
