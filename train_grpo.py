@@ -653,6 +653,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--epochs", type=float, default=1.0)
     p.add_argument("--batch-size", type=int, default=4, help="rows per device per step")
     p.add_argument("--grad-accum", type=int, default=1)
+    p.add_argument("--steps-per-generation", type=int, default=None, metavar="U",
+                   help="optimizer steps per generation batch (TRL's steps_per_generation): "
+                        "U x batch-size rows are sampled at once and trained on in U "
+                        "minibatches, TRL's importance ratio and clipping correcting for the "
+                        "policy moving between them; default: grad-accum (one update)")
     p.add_argument("--beta", type=float, default=0.0, help="KL coefficient")
     p.add_argument("--loss-type", default="dapo",
                    help="TRL loss: grpo, bnpo, dr_grpo, dapo, cispo, sapo, ...")
@@ -765,6 +770,7 @@ def grpo_config(args: argparse.Namespace, out: Path, *, cuda: bool, use_vllm: bo
     return GRPOConfig(
         output_dir=str(out), learning_rate=args.lr, per_device_train_batch_size=args.batch_size,
         gradient_accumulation_steps=args.grad_accum, num_generations=args.num_generations,
+        steps_per_generation=args.steps_per_generation,
         max_completion_length=args.max_completion_length, num_train_epochs=args.epochs,
         beta=args.beta, loss_type=args.loss_type, temperature=args.temperature,
         scale_rewards=args.scale_rewards,

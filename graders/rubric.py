@@ -66,8 +66,11 @@ TYPOLOGY_PHRASES: dict[str, tuple[str, ...]] = {
     "real_estate": ("real estate",),
     "elder_exploitation": ("elder exploitation", "elder financial exploitation", "elder abuse"),
 }
-_TYPOLOGY_RES = {t: re.compile(r"\b(?:" + "|".join(map(re.escape, phrases)) + r")\b")
-                 for t, phrases in TYPOLOGY_PHRASES.items()}
+# One pass over the text, one named group per typology (no typology's phrase overlaps another's,
+# so the matches cannot hide one another).
+_TYPOLOGY_RE = re.compile(r"\b(?:" + "|".join(
+    f"(?P<{t}>" + "|".join(map(re.escape, phrases)) + ")"
+    for t, phrases in TYPOLOGY_PHRASES.items()) + r")\b")
 
 _MONTHS = {m: i + 1 for i, m in enumerate(
     ("january", "february", "march", "april", "may", "june", "july", "august", "september",
@@ -267,7 +270,7 @@ def _named(entity_id: str, facts: Facts, names: dict[str, str]) -> bool:
 
 
 def _typologies(lowered: str) -> set[str]:
-    return {t for t, pattern in _TYPOLOGY_RES.items() if pattern.search(lowered)}
+    return {m.lastgroup for m in _TYPOLOGY_RE.finditer(lowered)}
 
 
 def _cited_share(cited: set[str], relevant: set[str]) -> float:

@@ -64,8 +64,11 @@ from memex.registry import get_adapter
 DEMONSTRATOR = "heuristic_documented"
 _SLICE = {"tasks": "trade_based,fair_trade", "demonstrator": DEMONSTRATOR,
           "takeover_last": 1, "max_turns": 1,
-          "max_new_tokens": 256, "max_prompt_tokens": 416, "temperature": 1.0, "lr": 1e-4,
-          "num_generations": 4, "groups_per_step": 2,
+          "max_new_tokens": 256, "max_prompt_tokens": 416, "temperature": 1.0, "lr": 5e-4,
+          # Each generation batch (2 groups of 4) is trained on in 4 minibatches of 2 rows: four
+          # optimizer steps per sampling, which dominates a step's cost on CPU (the first full
+          # run, one update per batch at lr 1e-4, moved the greedy decisions by one or two).
+          "num_generations": 4, "groups_per_step": 2, "steps_per_generation": 4,
           # Generation bounds (free text, lists): a SAR at these bounds is about 220 tokens
           # written plainly, inside the 256-token reply budget (replies average 20-40 tokens);
           # LoRA on the top 8 of 30 layers (a row's backward about 3x cheaper on CPU).
@@ -423,7 +426,9 @@ def grpo_arguments(args: argparse.Namespace, out: Path) -> list[str]:
         "--model", "smollm2-135m", "--tasks", args.tasks, "--difficulties", args.difficulty,
         "--max-turns", str(args.max_turns), "--num-prompts", str(args.num_prompts),
         "--num-generations", str(args.num_generations),
-        "--batch-size", str(args.num_generations * args.groups_per_step), "--grad-accum", "1",
+        "--batch-size", str(args.num_generations * args.groups_per_step
+                            // args.steps_per_generation), "--grad-accum", "1",
+        "--steps-per-generation", str(args.steps_per_generation),
         "--max-completion-length", str(args.max_new_tokens), "--lr", str(args.lr),
         "--temperature", str(args.temperature), "--sft-warmstart", str(args.warmstart),
         "--sft-epochs", "1",
@@ -448,10 +453,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--takeover-last", type=int, default=None,
                    help="the heuristic plays each episode up to its last N actions (0: none)")
     p.add_argument("--warmstart", type=int, default=None, help="warm-start pairs")
-    p.add_argument("--num-prompts", type=int, default=None, help="GRPO groups (= steps)")
+    p.add_argument("--num-prompts", type=int, default=None, help="GRPO groups")
     p.add_argument("--num-generations", type=int, default=None, help="G")
     p.add_argument("--groups-per-step", type=int, default=None,
-                   help="GRPO groups per optimizer step (one batched generation)")
+                   help="GRPO groups per generation batch (one batched generation)")
+    p.add_argument("--steps-per-generation", type=int, default=None,
+                   help="optimizer steps per generation batch (its rows split evenly)")
     p.add_argument("--test-episodes", type=int, default=None, help="held-out test episodes")
     p.add_argument("--max-new-tokens", type=int, default=None)
     p.add_argument("--max-prompt-tokens", type=int, default=None)
@@ -533,7 +540,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             _save_rows(out, BASE, rows[BASE])
     timing["all (parallel)"] = round(time.perf_counter() - started, 1)
     stop.set()
-    steps = -(-args.num_prompts // args.groups_per_step)
+    steps = -(-args.num_prompts // args.groups_per_step) * args.steps_per_generation
     if summary["global_step"] != steps:
         raise RuntimeError(f"GRPO trained {summary['global_step']} steps, not {steps}")
     rows["heuristic (reference)"] = evaluate_heuristic(adapter, specs, args.max_turns,
@@ -607,7 +614,8 @@ def report(args: argparse.Namespace) -> dict[str, Any]:
         "load": {k: round(v, 2) if isinstance(v, float) else v
                  for k, v in run.get("load", {}).items()},
         "grpo": {"steps": summary["global_step"], "groups": args.num_prompts,
-                 "groups per step": args.groups_per_step,
+                 "groups per generation": args.groups_per_step,
+                 "optimizer steps per generation": args.steps_per_generation,
                  "G": args.num_generations, "rows": grpo_rows,
                  "warm-start pairs": summary["warm_start"].get("examples"),
                  "control pairs": pairs, "control last loss": losses[-1],

@@ -103,5 +103,10 @@ def test_grpo_runs_constrained_on_the_outcome_with_batch_scaled_advantages(tmp_p
     assert config.gradient_checkpointing is False  # TRL's default is on; not on CPU
     assert config.scale_rewards == "batch"
     assert config.reward_weights == [0.0, 0.0, 1.0, 0.0]
-    steps = -(-args.num_prompts // args.groups_per_step)
-    assert steps >= 50
+    # Each generation batch (its groups whole) is trained on in several optimizer steps.
+    assert config.generation_batch_size == args.num_generations * args.groups_per_step
+    assert config.steps_per_generation == args.steps_per_generation > 1
+    assert config.per_device_train_batch_size * config.steps_per_generation == (
+        config.generation_batch_size)
+    generations = -(-args.num_prompts // args.groups_per_step)
+    assert generations >= 50

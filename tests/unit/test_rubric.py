@@ -230,3 +230,22 @@ def test_a_narrative_written_from_the_records_seen_scores_on_every_kind():
             assert terminal["outcome"] in ("TP", "TN"), (kind, difficulty)
             scores.append(terminal["measures"]["text_rubric"])
     assert min(scores) >= 0.5 and sum(scores) / len(scores) >= 0.8, scores
+
+
+def test_every_typology_named_is_found_whatever_sits_beside_it():
+    """The typologies are read in one regex pass (`rubric._typologies`); no phrase may hide
+    another typology's phrase, whether the two stand apart, touch or share words."""
+    from memex.graders.rubric import TYPOLOGY_PHRASES, _typologies
+
+    phrases = [(t, p) for t, ps in TYPOLOGY_PHRASES.items() for p in ps]
+    for t1, p1 in phrases:
+        assert _typologies(f"filed for {p1}.") == {t1}
+        for t2, p2 in phrases:
+            if t1 == t2:
+                continue
+            w1, w2 = p1.split(), p2.split()
+            texts = [f"{p1} {p2}", f"{p1}, then {p2}"]
+            texts += [" ".join(w1 + w2[k:]) for k in range(1, len(w2))
+                      if w1[-k:] == w2[:k]]  # the two overlap: one's last words open the other
+            for text in texts:
+                assert _typologies(text) == {t1, t2}, text
