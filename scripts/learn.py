@@ -284,8 +284,33 @@ def zero_variance(csv_path: Path) -> list[tuple[float, float]]:
             for r in csv.DictReader(csv_path.open()) if r.get("frac_reward_zero_std")]
 
 
-def plot_zero_variance(csv_path: Path, png: Path) -> Path | None:
-    """Per GRPO step: the share of zero-variance groups, and the running share."""
+def group_decisions(rollouts: Path) -> list[dict[str, float]]:
+    """Per generation batch of a GRPO run (`rollouts.jsonl`, in order): `one_decision`, the
+    share of its groups whose G samples all took the same tool — no signal on the decision
+    whatever the rewards' spread (the filings' and reasons' graded details keep TRL's zero-std
+    share off 0 even then) — and `right`, the share of its samples that decided the case right
+    (a SAR on a suspicious kind, a closure on a benign one)."""
+    from memex.scenarios import KINDS
+
+    batches: dict[int, dict[str, list[str]]] = {}
+    for line in rollouts.read_text().splitlines():
+        row = json.loads(line)
+        tool = json.loads(row["reply"]).get("tool") if row["status"] == "ok" else row["status"]
+        batches.setdefault(row["batch"], {}).setdefault(row["episode"], []).append(tool)
+    out = []
+    for _, groups in sorted(batches.items()):
+        samples = [(key.split("-")[0], tool) for key, tools in groups.items() for tool in tools]
+        right = sum(tool == ("file_sar" if KINDS[kind].suspicious else "close_alert")
+                    for kind, tool in samples)
+        out.append({"one_decision": sum(len(set(t)) == 1 for t in groups.values()) / len(groups),
+                    "right": right / len(samples)})
+    return out
+
+
+def plot_zero_variance(csv_path: Path, png: Path, rollouts: Path | None = None) -> Path | None:
+    """Per generation batch: the share of zero-variance groups and its running share, and
+    (from `rollouts`) the running share of groups with one decision and of samples decided
+    right."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -294,15 +319,26 @@ def plot_zero_variance(csv_path: Path, png: Path) -> Path | None:
     points = zero_variance(csv_path)
     if not points:
         return None
-    steps, share = [s for s, _ in points], [z for _, z in points]
-    running = [sum(share[:i + 1]) / (i + 1) for i in range(len(share))]
-    fig, ax = plt.subplots(figsize=(6, 3.2))
-    ax.bar(steps, share, color="#bbb", label="this step")
-    ax.plot(steps, running, marker="o", color="#c33", label="running share")
+    share = [z for _, z in points]
+    batches = list(range(1, len(share) + 1))
+
+    def running(xs: list[float]) -> list[float]:
+        return [sum(xs[:i + 1]) / (i + 1) for i in range(len(xs))]
+
+    fig, ax = plt.subplots(figsize=(6.4, 3.4))
+    ax.bar(batches, share, color="#bbb", label="zero reward variance, this batch")
+    ax.plot(batches, running(share), color="#c33", label="zero reward variance, running")
+    decided = group_decisions(rollouts) if rollouts and rollouts.exists() else []
+    if decided:
+        xs = list(range(1, len(decided) + 1))
+        ax.plot(xs, running([d["one_decision"] for d in decided]), color="#36c",
+                label="groups with one decision, running")
+        ax.plot(xs, [d["right"] for d in decided], color="#6a6", alpha=0.7, lw=1,
+                label="samples decided right, this batch")
     ax.set_ylim(0, 1.05)
-    ax.set_xlabel("GRPO step")
-    ax.set_ylabel("groups with zero reward variance")
-    ax.legend(fontsize=8)
+    ax.set_xlabel("GRPO generation batch")
+    ax.set_ylabel("share")
+    ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(png, dpi=110)
     plt.close(fig)
@@ -588,11 +624,19 @@ def report(args: argparse.Namespace) -> dict[str, Any]:
     if curve.exists():
         shutil.copy(curve, docs / "reward_curve.png")
         figures["GRPO reward and its components"] = "reward_curve.png"
-    if plot_zero_variance(out / "grpo" / "metrics.csv", docs / "zero_variance.png"):
-        figures["share of GRPO groups with zero reward variance"] = "zero_variance.png"
+    if plot_zero_variance(out / "grpo" / "metrics.csv", docs / "zero_variance.png",
+                          out / "grpo" / "rollouts.jsonl"):
+        figures["GRPO groups without signal: zero reward variance, one decision"] = (
+            "zero_variance.png")
     plot_comparison(table, docs / "comparison.png")
     figures["held-out comparison (95% intervals)"] = "comparison.png"
     zero = [z for _, z in zero_variance(out / "grpo" / "metrics.csv")]
+    rollouts = out / "grpo" / "rollouts.jsonl"
+    decided = group_decisions(rollouts) if rollouts.exists() else []
+    half = len(decided) // 2
+
+    def mean_of(key: str, part: list[dict[str, float]]) -> float | None:
+        return round(sum(d[key] for d in part) / len(part), 3) if part else None
     results = {
         "size": args.size, "episodes": run["episodes"],
         "command": ".venv/bin/python scripts/learn.py " + shlex.join(run["argv"]),
@@ -620,6 +664,9 @@ def report(args: argparse.Namespace) -> dict[str, Any]:
                  "warm-start pairs": summary["warm_start"].get("examples"),
                  "control pairs": pairs, "control last loss": losses[-1],
                  "zero-variance share": round(sum(zero) / len(zero), 3) if zero else None,
+                 "one-decision group share": mean_of("one_decision", decided),
+                 "sampled right (first half, second half)": (
+                     mean_of("right", decided[:half]), mean_of("right", decided[half:])),
                  "env calls": summary["env_calls"]}}
     (out / "results.json").write_text(json.dumps(results, indent=2))
     (docs / "results.md").write_text(results_markdown(results))

@@ -45,6 +45,27 @@ def test_zero_variance_share_counts_equal_reward_steps(tmp_path):
     assert learn.zero_variance(path) == [(1.0, 0.0), (2.0, 1.0), (3.0, 0.5)]
 
 
+def test_group_decisions_count_groups_with_one_decision_and_right_samples(tmp_path):
+    import json
+
+    def row(batch, episode, tool, status="ok"):
+        return json.dumps({"batch": batch, "episode": episode, "status": status,
+                           "reply": json.dumps({"tool": tool, "arguments": {}})})
+
+    rows = [row(1, "trade_based-easy-1-r0", "file_sar"), row(1, "trade_based-easy-1-r0",
+                                                                "file_sar"),
+            row(1, "fair_trade-easy-2-r0", "file_sar"), row(1, "fair_trade-easy-2-r0",
+                                                              "close_alert"),
+            row(2, "fair_trade-easy-3-r0", "close_alert"),
+            row(2, "fair_trade-easy-3-r0", "review_alert", status="invalid")]
+    path = tmp_path / "rollouts.jsonl"
+    path.write_text("\n".join(rows) + "\n")
+    # batch 1: the trade group agrees (one decision), the fair-trade group splits; 3 of 4 right
+    # batch 2: a closure and an invalid reply are two decisions; 1 of 2 right
+    assert learn.group_decisions(path) == [{"one_decision": 0.5, "right": 0.75},
+                                           {"one_decision": 0.0, "right": 0.5}]
+
+
 def test_heuristic_reference_plays_whole_episodes_under_a_decision_takeover():
     adapter = learn.get_adapter("memex")
     specs = adapter.grid("test", ["trade_based", "fair_trade"], ["easy"], 1)
