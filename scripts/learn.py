@@ -52,6 +52,7 @@ from memex.inference import load_local_model
 from memex.policies.probes import AlwaysSar
 from memex.policies.scripted import act
 from memex.registry import get_adapter
+from memex.scenarios import KINDS
 
 # Sizes. `full` (the default) is the specified size: >= 200 held-out test episodes per model
 # and 50 GRPO optimizer steps (docs/training.md: "Why these sizes" has the measured cost per step
@@ -290,8 +291,6 @@ def group_decisions(rollouts: Path) -> list[dict[str, float]]:
     whatever the rewards' spread (the filings' and reasons' graded details keep TRL's zero-std
     share off 0 even then) — and `right`, the share of its samples that decided the case right
     (a SAR on a suspicious kind, a closure on a benign one)."""
-    from memex.scenarios import KINDS
-
     batches: dict[int, dict[str, list[str]]] = {}
     for line in rollouts.read_text().splitlines():
         row = json.loads(line)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import importlib.util
+import json
 import sys
 from pathlib import Path
 
@@ -46,8 +47,6 @@ def test_zero_variance_share_counts_equal_reward_steps(tmp_path):
 
 
 def test_group_decisions_count_groups_with_one_decision_and_right_samples(tmp_path):
-    import json
-
     def row(batch, episode, tool, status="ok"):
         return json.dumps({"batch": batch, "episode": episode, "status": status,
                            "reply": json.dumps({"tool": tool, "arguments": {}})})

@@ -14,7 +14,13 @@ import pytest
 from memex.adapter import ADAPTER
 from memex.envkit.episodes import LocalSession
 from memex.graders.decision import Decision
-from memex.graders.rubric import explanation_ids, read_text, score_text
+from memex.graders.rubric import (
+    TYPOLOGY_PHRASES,
+    _typologies,
+    explanation_ids,
+    read_text,
+    score_text,
+)
 from memex.graders.terminal import RUBRIC_WEIGHT, Evidence, score_decision
 from memex.models import MemexAction
 from memex.policies.oracle import Oracle
@@ -235,8 +241,6 @@ def test_a_narrative_written_from_the_records_seen_scores_on_every_kind():
 def test_every_typology_named_is_found_whatever_sits_beside_it():
     """The typologies are read in one regex pass (`rubric._typologies`); no phrase may hide
     another typology's phrase, whether the two stand apart, touch or share words."""
-    from memex.graders.rubric import TYPOLOGY_PHRASES, _typologies
-
     phrases = [(t, p) for t, ps in TYPOLOGY_PHRASES.items() for p in ps]
     for t1, p1 in phrases:
         assert _typologies(f"filed for {p1}.") == {t1}
