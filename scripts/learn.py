@@ -55,10 +55,11 @@ from memex.registry import get_adapter
 from memex.scenarios import KINDS
 
 # Sizes. `full` (the default) is the specified size: >= 200 held-out test episodes per model
-# and 50 GRPO optimizer steps (docs/training.md: "Why these sizes" has the measured cost per step
-# and the predicted wall time, hours on this 2-core machine); `pilot` is 12 steps and 40 test
-# episodes; `small` is a smoke test of the same pipeline. lr 1e-4: at 5e-4 two steps moved the
-# decision's log-odds by 4-5 nats on every held-out state alike (the pilot).
+# and 50 GRPO generation batches of 4 updates each (docs/training.md: "Why these sizes" has the
+# measured cost per batch); `pilot` is 12 batches and 40 test episodes; `small` is a smoke test
+# of the same pipeline. The GRPO settings are those of the second full run, which collapsed to
+# always-close (docs/training.md, "What the numbers mean"); the first full run's are
+# `--lr 1e-4 --steps-per-generation 1`.
 # The demonstrator plays each episode to the takeover point and gives the warm start's pairs:
 # the heuristic, writing to the case file how each anomaly was settled, so that the context the
 # model decides from carries what the heuristic decided on (docs/training.md, "The slice").
@@ -67,8 +68,9 @@ _SLICE = {"tasks": "trade_based,fair_trade", "demonstrator": DEMONSTRATOR,
           "takeover_last": 1, "max_turns": 1,
           "max_new_tokens": 256, "max_prompt_tokens": 416, "temperature": 1.0, "lr": 5e-4,
           # Each generation batch (2 groups of 4) is trained on in 4 minibatches of 2 rows: four
-          # optimizer steps per sampling, which dominates a step's cost on CPU (the first full
-          # run, one update per batch at lr 1e-4, moved the greedy decisions by one or two).
+          # updates for one sampling, whose cost on CPU is the same however the rows are split
+          # (the first full run, one update per batch at lr 1e-4, moved the greedy decisions by
+          # one or two).
           "num_generations": 4, "groups_per_step": 2, "steps_per_generation": 4,
           # Generation bounds (free text, lists): a SAR at these bounds is about 220 tokens
           # written plainly, inside the 256-token reply budget (replies average 20-40 tokens);
