@@ -194,7 +194,8 @@ class RolloutEngine:
                  max_prompt_tokens: int, seed: int, workers: int = 8,
                  log_path: Path | None = None, curriculum: GroupCurriculum | None = None,
                  takeover_last: int | None = None, constrained: bool = False,
-                 demonstrator: str | None = None, limits: Limits = GENERATION_LIMITS):
+                 demonstrator: str | None = None, limits: Limits = GENERATION_LIMITS,
+                 decision_temperature: float | None = None):
         self.adapter = adapter
         # Generation bounds of free text and lists under the grammar; the warm start's targets
         # are the demonstrator's calls cut to them (`target_ids`).
@@ -207,6 +208,9 @@ class RolloutEngine:
         self.decoder = Decoder.from_hf(tokenizer) if constrained else None
         self.prefix_ids = tokenizer.encode(CALL_PREFIX, add_special_tokens=False) \
             if constrained else []
+        # --decision-temperature: constrained sampling draws each reply's first token (the tool
+        # name's, so the decision) at this temperature, its arguments at the trainer's.
+        self.decision_temperature = decision_temperature
         self.env_url = env_url
         self.max_turns = max_turns
         self.compact = compact
@@ -309,8 +313,8 @@ class RolloutEngine:
     def generate_constrained(self, trainer: Any, prompts: list[list[int]],
                              observations: list[Any]) -> list[list[int]]:
         """One sampled completion per prompt under its state's grammar, at the trainer's
-        temperature and completion length (`envkit.constrained.generate`; temperature 0:
-        greedy). `trainer` is TRL's trainer or anything with its `model`, `temperature`,
+        temperature and completion length, the tool name's first token at the decision
+        temperature if set (`envkit.constrained.generate`; temperature 0: greedy). `trainer` is TRL's trainer or anything with its `model`, `temperature`,
         `max_completion_length` and `use_vllm` (the learning run's evaluation)."""
         if trainer.use_vllm:
             raise RuntimeError("--constrained decodes with transformers here: use --vllm off")
@@ -321,7 +325,8 @@ class RolloutEngine:
         model = accelerator.unwrap_model(trainer.model) if accelerator else trainer.model
         return generate(model, self.decoder, prompts, grammars, temperature=trainer.temperature,
                         max_new_tokens=trainer.max_completion_length,
-                        pad_token_id=self.tokenizer.pad_token_id)
+                        pad_token_id=self.tokenizer.pad_token_id,
+                        decision_temperature=self.decision_temperature)
 
     def fork(self, ref: Rollout, t: int) -> Rollout:
         """A new rollout at the reference's decision t, by replaying its first t model turns
@@ -662,6 +667,14 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--loss-type", default="dapo",
                    help="TRL loss: grpo, bnpo, dr_grpo, dapo, cispo, sapo, ...")
     p.add_argument("--temperature", type=float, default=1.0)
+    p.add_argument("--decision-temperature", type=float, default=None, metavar="T",
+                   help="--constrained: sample each reply's first token (the tool name's: the "
+                        "decision) at T, its arguments at --temperature; the loss's log-probs "
+                        "stay at --temperature (default: --temperature)")
+    p.add_argument("--pair-tasks", action="store_true",
+                   help="each generation batch holds one group of every task at one seed, "
+                        "seeds in a seeded random order (TRL's own shuffle off): a batch's "
+                        "advantages then compare the kinds' decisions rather than push one kind")
     p.add_argument("--scale-rewards", choices=("group", "batch", "none"), default="group",
                    help="TRL's advantage scaling: by each group's reward std, the batch's, or "
                         "none (docs/training.md)")
@@ -734,6 +747,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         p.error("--max-turns must be at least 1")
     if args.takeover_last is not None and args.takeover_last < 1:
         p.error("--takeover-last must be at least 1")
+    if args.decision_temperature is not None and (args.decision_temperature <= 0
+                                                  or not args.constrained):
+        p.error("--decision-temperature needs --constrained and a positive value")
+    if args.pair_tasks:
+        groups = args.batch_size * (args.steps_per_generation or args.grad_accum) \
+            // args.num_generations
+        tasks = len(args.tasks.split(",")) if args.tasks else None
+        if args.curriculum == "plr" or tasks is None or groups % tasks:
+            p.error("--pair-tasks needs --tasks, the uniform curriculum and a generation batch "
+                    f"of whole pairs: {groups} groups per batch for {tasks or 'all'} tasks")
     return args
 
 
@@ -759,8 +782,16 @@ def train_specs(adapter: EnvAdapter, args: argparse.Namespace) -> list[EpisodeSp
     difficulties = _difficulties(adapter, args)
     per_cell = math.ceil(args.num_prompts / (len(tasks) * len(difficulties)))
     specs = adapter.grid("train", tasks, difficulties, per_cell, seed_offset=args.seed * 10_000)
-    random.Random(args.seed).shuffle(specs)
-    return specs[:args.num_prompts]
+    if not args.pair_tasks:
+        random.Random(args.seed).shuffle(specs)
+        return specs[:args.num_prompts]
+    # --pair-tasks: blocks of every task at one (difficulty, seed), the blocks shuffled
+    blocks: dict[tuple[str, int | None], list[EpisodeSpec]] = {}
+    for spec in specs:
+        blocks.setdefault((spec.difficulty, spec.seed), []).append(spec)
+    order = list(blocks.values())
+    random.Random(args.seed).shuffle(order)
+    return [s for block in order for s in block][:args.num_prompts]
 
 
 def grpo_config(args: argparse.Namespace, out: Path, *, cuda: bool, use_vllm: bool) -> Any:
@@ -773,7 +804,7 @@ def grpo_config(args: argparse.Namespace, out: Path, *, cuda: bool, use_vllm: bo
         steps_per_generation=args.steps_per_generation,
         max_completion_length=args.max_completion_length, num_train_epochs=args.epochs,
         beta=args.beta, loss_type=args.loss_type, temperature=args.temperature,
-        scale_rewards=args.scale_rewards,
+        scale_rewards=args.scale_rewards, shuffle_dataset=not args.pair_tasks,
         reward_weights=[args.format_weight, args.quality_weight, args.outcome_weight,
                         args.os_weight],
         logging_steps=1, save_strategy="steps", save_steps=args.save_steps, seed=args.seed,
@@ -831,7 +862,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                            log_path=out / "rollouts.jsonl", curriculum=curriculum,
                            takeover_last=args.takeover_last, constrained=args.constrained,
                            demonstrator=args.demonstrator,
-                           limits=Limits(args.gen_text_chars, args.gen_list_items))
+                           limits=Limits(args.gen_text_chars, args.gen_list_items),
+                           decision_temperature=args.decision_temperature)
     trainer = GRPOTrainer(model=model, reward_funcs=REWARD_FUNCS, args=config,
                           train_dataset=dataset, processing_class=tokenizer,
                           rollout_func=engine, callbacks=[metrics_callback(out)])

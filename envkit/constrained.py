@@ -9,6 +9,9 @@ token on a local model.
   token it sets the logits of every token a row's grammar forbids to -inf, and after it feeds
   the sampled token to that row's matcher. Pass it to `model.generate(...,
   logits_processor=[...])`; a finished row allows only the end-of-sequence token.
+- `FirstTokenTemperature(ratio)` divides the logits of a reply's first token by `ratio`: with
+  the call's prefix in the prompt that token is the tool name's first (the decision), so
+  `generate(..., decision_temperature=...)` samples the decision flatter than its arguments.
 - `byte_decoder()` is a decoder over a 256-token byte-level tokenizer (no model needed): the
   test suite checks replies against a grammar with it.
 
@@ -127,14 +130,39 @@ class GrammarLogitsProcessor:
         return scores.masked_fill(~torch.from_numpy(mask).to(scores.device), float("-inf"))
 
 
+class FirstTokenTemperature:
+    """A transformers logits processor dividing the first generated position's logits by
+    `ratio` (later positions pass through). transformers' own temperature warper divides every
+    position by the sampling temperature T as well, so `ratio = T_first / T` samples the first
+    token at T_first. A masked (-inf) logit stays masked."""
+
+    def __init__(self, ratio: float):
+        if ratio <= 0:
+            raise ValueError(f"the first token's temperature ratio must be positive, not {ratio}")
+        self.ratio = ratio
+        self._first = True
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        if not self._first:
+            return scores
+        self._first = False
+        return scores / self.ratio
+
+
 def generate(model: Any, decoder: Decoder, prompts: list[list[int]], grammars: list[str], *,
-             temperature: float, max_new_tokens: int, pad_token_id: int) -> list[list[int]]:
+             temperature: float, max_new_tokens: int, pad_token_id: int,
+             decision_temperature: float | None = None) -> list[list[int]]:
     """One sampled completion per prompt (token ids, left-padded into one batch), each under
-    its grammar; each cut after its end-of-sequence token. The model is put in eval mode for
-    the call and back as it was."""
+    its grammar; each cut after its end-of-sequence token. `decision_temperature` (sampling
+    only) samples each reply's first token, the tool name's, at its own temperature
+    (`FirstTokenTemperature`). The model is put in eval mode for the call and back as it
+    was."""
     import torch  # the train extra's
 
-    matchers = [decoder.matcher(g) for g in grammars]
+    processors: list[Any] = [GrammarLogitsProcessor(decoder, [decoder.matcher(g)
+                                                              for g in grammars])]
+    if temperature > 0 and decision_temperature is not None:
+        processors.insert(0, FirstTokenTemperature(decision_temperature / temperature))
     width = max(map(len, prompts))
     device = next(model.parameters()).device
     input_ids = torch.tensor([[pad_token_id] * (width - len(p)) + p for p in prompts],
@@ -146,7 +174,7 @@ def generate(model: Any, decoder: Decoder, prompts: list[list[int]], grammars: l
     try:
         with torch.no_grad():
             out = model.generate(input_ids=input_ids, attention_mask=attention,
-                                 logits_processor=[GrammarLogitsProcessor(decoder, matchers)],
+                                 logits_processor=processors,
                                  do_sample=temperature > 0, temperature=temperature or None,
                                  top_p=None, top_k=None, max_new_tokens=max_new_tokens,
                                  pad_token_id=pad_token_id)

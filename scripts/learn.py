@@ -55,11 +55,12 @@ from memex.registry import get_adapter
 from memex.scenarios import KINDS
 
 # Sizes. `full` (the default) is the specified size: >= 200 held-out test episodes per model
-# and 50 GRPO generation batches of 4 updates each (docs/training.md: "Why these sizes" has the
-# measured cost per batch); `pilot` is 12 batches and 40 test episodes; `small` is a smoke test
-# of the same pipeline. The GRPO settings are those of the second full run, which collapsed to
-# always-close (docs/training.md, "What the numbers mean"); the first full run's are
-# `--lr 1e-4 --steps-per-generation 1`.
+# and 44 GRPO generation batches (about 96 s each on 2 cores: 44 keep the run inside 90 minutes;
+# docs/training.md, "Why these sizes"); `pilot` is 12 batches and 40 test episodes; `small` is a smoke test
+# of the same pipeline. The GRPO settings are the third full run's (docs/training.md): the
+# first's were `--lr 1e-4 --decision-temperature 1 --steps-per-generation 1`, the second's
+# (which collapsed to always-close) `--lr 5e-4 --decision-temperature 1 --steps-per-generation 4`,
+# both without the kinds paired in each batch.
 # The demonstrator plays each episode to the takeover point and gives the warm start's pairs:
 # the heuristic, writing to the case file how each anomaly was settled, so that the context the
 # model decides from carries what the heuristic decided on (docs/training.md, "The slice").
@@ -67,11 +68,15 @@ DEMONSTRATOR = "heuristic_documented"
 _SLICE = {"tasks": "trade_based,fair_trade", "demonstrator": DEMONSTRATOR,
           "takeover_last": 1, "max_turns": 1,
           "max_new_tokens": 256, "max_prompt_tokens": 416, "temperature": 1.0, "lr": 5e-4,
-          # Each generation batch (2 groups of 4) is trained on in 4 minibatches of 2 rows: four
-          # updates for one sampling, whose cost on CPU is the same however the rows are split
-          # (the first full run, one update per batch at lr 1e-4, moved the greedy decisions by
-          # one or two).
-          "num_generations": 4, "groups_per_step": 2, "steps_per_generation": 4,
+          # The decision (the tool name's first token) is sampled at temperature 2, its
+          # arguments at 1: the warm start's decisions are confident (median margin 3.6 nats),
+          # so at 1 most groups of 4 took one decision and carried no signal.
+          "decision_temperature": 2.0,
+          # Each generation batch is one group of each kind at one seed (2 groups of 4), trained
+          # on in one update: one kind's groups cannot push every decision their way, and no
+          # old-log-prob pass is needed (TRL skips it when generation and update align).
+          "num_generations": 4, "groups_per_step": 2, "steps_per_generation": 1,
+          "pair_tasks": True,
           # Generation bounds (free text, lists): a SAR at these bounds is about 220 tokens
           # written plainly, inside the 256-token reply budget (replies average 20-40 tokens);
           # LoRA on the top 8 of 30 layers (a row's backward about 3x cheaper on CPU).
@@ -79,7 +84,7 @@ _SLICE = {"tasks": "trade_based,fair_trade", "demonstrator": DEMONSTRATOR,
 SIZES: dict[str, dict[str, Any]] = {
     "small": {**_SLICE, "warmstart": 8, "num_prompts": 4, "test_episodes": 16, "base_row": 1},
     "pilot": {**_SLICE, "warmstart": 24, "num_prompts": 24, "test_episodes": 40, "base_row": 0},
-    "full": {**_SLICE, "warmstart": 24, "num_prompts": 100, "test_episodes": 200,
+    "full": {**_SLICE, "warmstart": 24, "num_prompts": 88, "test_episodes": 200,
              "base_row": 0},
 }
 # GRPO's rewards in the learning run: the outcome alone (format, quality and OS weights 0; a
@@ -468,6 +473,8 @@ def grpo_arguments(args: argparse.Namespace, out: Path) -> list[str]:
         "--steps-per-generation", str(args.steps_per_generation),
         "--max-completion-length", str(args.max_new_tokens), "--lr", str(args.lr),
         "--temperature", str(args.temperature), "--sft-warmstart", str(args.warmstart),
+        "--decision-temperature", str(args.decision_temperature),
+        *(["--pair-tasks"] if args.pair_tasks else []),
         "--sft-epochs", "1",
         "--sft-lr", str(args.sft_lr), "--compact-prompt", "--constrained", "--vllm", "off",
         "--scale-rewards", SCALE_REWARDS,
@@ -502,6 +509,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--max-prompt-chars", type=int, default=1500)
     p.add_argument("--lr", type=float, default=None, help="GRPO learning rate")
     p.add_argument("--temperature", type=float, default=None, help="GRPO sampling temperature")
+    p.add_argument("--decision-temperature", type=float, default=None,
+                   help="GRPO sampling temperature of the decision (the tool name's first token)")
+    p.add_argument("--pair-tasks", type=int, choices=(0, 1), default=None,
+                   help="each GRPO batch one group of every kind at one seed")
     p.add_argument("--sft-lr", type=float, default=1e-3, help="warm start and control")
     p.add_argument("--base-row", type=int, choices=(0, 1), default=None,
                    help="also evaluate the base SmolLM2 (no warm start), constrained")
@@ -652,8 +663,13 @@ def report(args: argparse.Namespace) -> dict[str, Any]:
                   f"(seeds from {adapter.splits['test'].start}); prompts <= "
                   f"{args.max_prompt_tokens} tokens, replies <= {args.max_new_tokens} tokens, "
                   "every reply decoded under its state's grammar (GRPO sampling at temperature "
-                  f"{args.temperature}, evaluation greedy); GRPO reward: the outcome alone, "
-                  f"advantages scaled by the {SCALE_REWARDS}'s reward std"),
+                  f"{args.temperature}, the decision at {args.decision_temperature}; evaluation "
+                  "greedy); GRPO batches of "
+                  f"{args.groups_per_step} groups of {args.num_generations}"
+                  f"{', one of each kind at one seed' if args.pair_tasks else ''}, "
+                  f"{args.steps_per_generation} update(s) per batch at lr {args.lr}; GRPO "
+                  "reward: the outcome alone, advantages scaled by the "
+                  f"{SCALE_REWARDS}'s reward std"),
         "table": table, "differences": differences, "timing": timing, "figures": figures,
         "by_kind": {name: by_kind(rs) for name, rs in rows.items()},
         "load": {k: round(v, 2) if isinstance(v, float) else v
