@@ -49,7 +49,19 @@ Rewards (each a TRL reward function; weights on the CLI, summed then normalised 
     os       faults avoided per ID-using call, wire traces collected, cited sections loaded in
              the kernel — only for episodes that reached a decision.
 
+Sampling the decision (`--constrained`)
+    Every reply decodes under its state's grammar after the call's prefix `{"tool": "`, so its
+    first token is the tool name's: the decision. `--decision-temperature T` samples that token
+    at T and the arguments at `--temperature`: a confident warm start draws the same decision
+    in every sample of a group (no signal), and a flatter decision keeps groups split without
+    scrambling the filing. The loss's log-probs stay at `--temperature`, so for the first token
+    the samples come from a flatter distribution than the one the loss scores: between two
+    decisions the group's advantages still push toward the better one.
+
 Curriculum
+    `--pair-tasks` orders the dataset in blocks of every `--tasks` kind at one seed (the blocks
+    in a seeded random order, TRL's own shuffle off), so that each generation batch holds one
+    group of each kind: no batch can push every decision toward one kind's answer.
     `--curriculum uniform` (the default) trains on the seeded task x difficulty grid. With
     `--curriculum plr`, prioritized level replay (`memex.curriculum`) picks each group's level
     and the group's returns score it (`--plr-score`: regret against the oracle, or positive value
@@ -314,7 +326,8 @@ class RolloutEngine:
                              observations: list[Any]) -> list[list[int]]:
         """One sampled completion per prompt under its state's grammar, at the trainer's
         temperature and completion length, the tool name's first token at the decision
-        temperature if set (`envkit.constrained.generate`; temperature 0: greedy). `trainer` is TRL's trainer or anything with its `model`, `temperature`,
+        temperature if set (`envkit.constrained.generate`; temperature 0: greedy).
+        `trainer` is TRL's trainer or anything with its `model`, `temperature`,
         `max_completion_length` and `use_vllm` (the learning run's evaluation)."""
         if trainer.use_vllm:
             raise RuntimeError("--constrained decodes with transformers here: use --vllm off")

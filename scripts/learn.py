@@ -37,7 +37,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 from multiprocessing import get_context
 from pathlib import Path
@@ -55,12 +55,12 @@ from memex.registry import get_adapter
 from memex.scenarios import KINDS
 
 # Sizes. `full` (the default) is the specified size: >= 200 held-out test episodes per model
-# and 44 GRPO generation batches (about 96 s each on 2 cores: 44 keep the run inside 90 minutes;
-# docs/training.md, "Why these sizes"); `pilot` is 12 batches and 40 test episodes; `small` is a smoke test
-# of the same pipeline. The GRPO settings are the third full run's (docs/training.md): the
-# first's were `--lr 1e-4 --decision-temperature 1 --steps-per-generation 1`, the second's
-# (which collapsed to always-close) `--lr 5e-4 --decision-temperature 1 --steps-per-generation 4`,
-# both without the kinds paired in each batch.
+# and 44 GRPO generation batches (about 96 s each on 2 cores: 44 keep the run inside 90
+# minutes; docs/training.md, "Why these sizes"); `pilot` is 12 batches and 40 test episodes;
+# `small` is a smoke test of the same pipeline. The GRPO settings are the third full run's
+# (docs/training.md): the first's were `--lr 1e-4 --decision-temperature 1
+# --steps-per-generation 1`, the second's (which collapsed to always-close) `--lr 5e-4
+# --decision-temperature 1 --steps-per-generation 4`, both without the kinds paired in a batch.
 # The demonstrator plays each episode to the takeover point and gives the warm start's pairs:
 # the heuristic, writing to the case file how each anomaly was settled, so that the context the
 # model decides from carries what the heuristic decided on (docs/training.md, "The slice").
@@ -537,7 +537,7 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         return report(args)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    # One thread per process (three processes share the cores): torch's intra-op threads
+    # One thread per process (two processes share the cores): torch's intra-op threads
     # spin and wait on each other on a busy machine, which made each forward several times
     # slower than with one thread.
     os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -550,8 +550,10 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     tasks = args.tasks.split(",")
     timing: dict[str, float] = {}
 
-    # Three processes: GRPO (after its warm start) runs beside the control's training and the
-    # warm start's evaluation; each trained model is evaluated as soon as it exists.
+    # Two processes, one per core: GRPO (after its warm start) on one, everything else on the
+    # other in turn (the warm start's evaluation, the control's training, the control's
+    # evaluation), so GRPO, the critical path, never shares its core. Each evaluation is split
+    # in two halves that queue like any task: GRPO's, the last, then runs on both cores.
     grpo_argv = grpo_arguments(args, out)
     per_task = -(-args.test_episodes // len(tasks))  # alert kinds interleaved, seed by seed
     specs = [s for e in range(per_task) for s in adapter.grid(
@@ -564,7 +566,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     stop = threading.Event()
     threading.Thread(target=_sample_load, args=(load, stop), daemon=True).start()
     started = time.perf_counter()
-    with ProcessPoolExecutor(max_workers=3, mp_context=get_context("spawn")) as pool:
+    with ProcessPoolExecutor(max_workers=2, mp_context=get_context("spawn")) as pool, \
+            ThreadPoolExecutor(max_workers=1) as chain:
+
+        def evaluation(path: Path | str) -> list[Future]:
+            half = -(-len(specs) // 2)
+            return [pool.submit(_timed, evaluate_model, path, part, args)
+                    for part in (specs[:half], specs[half:]) if part]
+
+        def control_then_its_evaluation() -> tuple[Any, float, list[Future]]:
+            result, seconds = pool.submit(_timed, train_control, args, grpo_rows).result()
+            return result, seconds, evaluation(paths[MODELS[2]])
+
         grpo = pool.submit(_timed, train_grpo.main, grpo_argv)
         # train_grpo saves warmstart/ before its first rollout writes rollouts.jsonl
         while not (out / "grpo" / "rollouts.jsonl").exists():
@@ -573,19 +586,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 raise RuntimeError("GRPO ended before its first rollout")
             time.sleep(5)
         timing["warm start (in the GRPO process)"] = round(time.perf_counter() - started, 1)
-        control = pool.submit(_timed, train_control, args, grpo_rows)
-        evals = {MODELS[0]: pool.submit(_timed, evaluate_model, paths[MODELS[0]], specs, args)}
+        evals = {MODELS[0]: evaluation(paths[MODELS[0]])}
+        control = chain.submit(control_then_its_evaluation)
         summary, timing["GRPO process"] = grpo.result()
-        evals[MODELS[1]] = pool.submit(_timed, evaluate_model, paths[MODELS[1]], specs, args)
-        (pairs, losses), timing["control training"] = control.result()
-        evals[MODELS[2]] = pool.submit(_timed, evaluate_model, paths[MODELS[2]], specs, args)
-        for name in MODELS:
-            rows[name], timing[f"evaluate {name}"] = evals[name].result()
-            _save_rows(out, name, rows[name])
+        evals[MODELS[1]] = evaluation(paths[MODELS[1]])
+        (pairs, losses), timing["control training"], evals[MODELS[2]] = control.result()
         if args.base_row:
-            rows[BASE], timing[f"evaluate {BASE}"] = pool.submit(
-                _timed, evaluate_model, "smollm2-135m", specs, args).result()
-            _save_rows(out, BASE, rows[BASE])
+            evals[BASE] = evaluation("smollm2-135m")
+        for name, parts in evals.items():  # an evaluation's time: its halves' summed
+            done = [f.result() for f in parts]
+            rows[name] = [r for part, _ in done for r in part]
+            timing[f"evaluate {name}"] = round(sum(t for _, t in done), 1)
+            _save_rows(out, name, rows[name])
     timing["all (parallel)"] = round(time.perf_counter() - started, 1)
     stop.set()
     steps = -(-args.num_prompts // args.groups_per_step) * args.steps_per_generation
