@@ -57,10 +57,11 @@ from memex.scenarios import KINDS
 # Sizes. `full` (the default) is the specified size: >= 200 held-out test episodes per model
 # and 44 GRPO generation batches (about 96 s each on 2 cores: 44 keep the run inside 90
 # minutes; docs/training.md, "Why these sizes"); `pilot` is 12 batches and 40 test episodes;
-# `small` is a smoke test of the same pipeline. The GRPO settings are the third full run's
-# (docs/training.md): the first's were `--lr 1e-4 --decision-temperature 1
-# --steps-per-generation 1`, the second's (which collapsed to always-close) `--lr 5e-4
-# --decision-temperature 1 --steps-per-generation 4`, both without the kinds paired in a batch.
+# `small` is a smoke test of the same pipeline. The GRPO settings are the third full run's,
+# stopped at 32 of 44 batches with no improvement (docs/training.md): the first's were
+# `--lr 1e-4 --decision-temperature 1 --steps-per-generation 1`, the second's (which collapsed
+# to always-close) `--lr 5e-4 --decision-temperature 1 --steps-per-generation 4`, both without
+# the kinds paired in a batch.
 # The demonstrator plays each episode to the takeover point and gives the warm start's pairs:
 # the heuristic, writing to the case file how each anomaly was settled, so that the context the
 # model decides from carries what the heuristic decided on (docs/training.md, "The slice").
@@ -432,8 +433,8 @@ def _file_name(name: str) -> str:
     return "-".join(name.split()) if name in PROBES else name.split()[0]
 
 
-def _save_rows(out: Path, name: str, rows: list[dict[str, Any]]) -> None:
-    path = out / "episodes" / f"{_file_name(name)}.jsonl"
+def _save_rows(out: Path, name: str, rows: list[dict[str, Any]], part: str = "") -> None:
+    path = out / "episodes" / f"{_file_name(name)}{part}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
 
@@ -569,14 +570,19 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     with ProcessPoolExecutor(max_workers=2, mp_context=get_context("spawn")) as pool, \
             ThreadPoolExecutor(max_workers=1) as chain:
 
-        def evaluation(path: Path | str) -> list[Future]:
+        def evaluation(name: str, path: Path | str) -> list[Future]:
+            """Two halves; each saves its rows when done (a stopped run keeps them)."""
             half = -(-len(specs) // 2)
-            return [pool.submit(_timed, evaluate_model, path, part, args)
-                    for part in (specs[:half], specs[half:]) if part]
+            parts = [pool.submit(_timed, evaluate_model, path, part, args)
+                     for part in (specs[:half], specs[half:]) if part]
+            for k, f in enumerate(parts, 1):
+                f.add_done_callback(lambda f, k=k: f.exception() or _save_rows(
+                    out, name, f.result()[0], f".half{k}"))
+            return parts
 
         def control_then_its_evaluation() -> tuple[Any, float, list[Future]]:
             result, seconds = pool.submit(_timed, train_control, args, grpo_rows).result()
-            return result, seconds, evaluation(paths[MODELS[2]])
+            return result, seconds, evaluation(MODELS[2], paths[MODELS[2]])
 
         grpo = pool.submit(_timed, train_grpo.main, grpo_argv)
         # train_grpo saves warmstart/ before its first rollout writes rollouts.jsonl
@@ -586,13 +592,18 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                 raise RuntimeError("GRPO ended before its first rollout")
             time.sleep(5)
         timing["warm start (in the GRPO process)"] = round(time.perf_counter() - started, 1)
-        evals = {MODELS[0]: evaluation(paths[MODELS[0]])}
+        evals = {MODELS[0]: evaluation(MODELS[0], paths[MODELS[0]])}
         control = chain.submit(control_then_its_evaluation)
+        # The reference rows need no model: played here while the workers train.
+        rows["heuristic (reference)"] = evaluate_heuristic(
+            adapter, specs, args.max_turns, args.takeover_last, args.demonstrator)
+        for kind in PROBES:
+            rows[kind] = evaluate_probe(kind, specs, args)
         summary, timing["GRPO process"] = grpo.result()
-        evals[MODELS[1]] = evaluation(paths[MODELS[1]])
+        evals[MODELS[1]] = evaluation(MODELS[1], paths[MODELS[1]])
         (pairs, losses), timing["control training"], evals[MODELS[2]] = control.result()
         if args.base_row:
-            evals[BASE] = evaluation("smollm2-135m")
+            evals[BASE] = evaluation(BASE, "smollm2-135m")
         for name, parts in evals.items():  # an evaluation's time: its halves' summed
             done = [f.result() for f in parts]
             rows[name] = [r for part, _ in done for r in part]
@@ -603,12 +614,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
     steps = -(-args.num_prompts // args.groups_per_step) * args.steps_per_generation
     if summary["global_step"] != steps:
         raise RuntimeError(f"GRPO trained {summary['global_step']} steps, not {steps}")
-    rows["heuristic (reference)"] = evaluate_heuristic(adapter, specs, args.max_turns,
-                                                       args.takeover_last, args.demonstrator)
-    _save_rows(out, "heuristic (reference)", rows["heuristic (reference)"])
-    for kind in PROBES:
-        rows[kind] = evaluate_probe(kind, specs, args)
-        _save_rows(out, kind, rows[kind])
+    for name in ("heuristic (reference)", *PROBES):
+        _save_rows(out, name, rows[name])
     (out / "run.json").write_text(json.dumps({
         "argv": args.argv, "episodes": len(specs), "timing": timing,
         "load": {"cores": os.cpu_count(), "samples": len(load),

@@ -123,10 +123,14 @@ def test_grpo_runs_constrained_on_the_outcome_with_batch_scaled_advantages(tmp_p
     assert config.gradient_checkpointing is False  # TRL's default is on; not on CPU
     assert config.scale_rewards == "batch"
     assert config.reward_weights == [0.0, 0.0, 1.0, 0.0]
-    # Each generation batch (its groups whole) is trained on in several optimizer steps.
+    # Each generation batch (its groups whole) is one update, its groups one of each kind at
+    # one seed, its decisions sampled flatter than their arguments.
     assert config.generation_batch_size == args.num_generations * args.groups_per_step
-    assert config.steps_per_generation == args.steps_per_generation > 1
-    assert config.per_device_train_batch_size * config.steps_per_generation == (
-        config.generation_batch_size)
-    generations = -(-args.num_prompts // args.groups_per_step)
-    assert generations >= 50
+    assert config.steps_per_generation == args.steps_per_generation == 1
+    assert config.per_device_train_batch_size == config.generation_batch_size
+    assert grpo.pair_tasks and config.shuffle_dataset is False
+    assert grpo.decision_temperature == 2.0 and grpo.temperature == 1.0
+    specs = learn.train_grpo.train_specs(learn.get_adapter("memex"), grpo)
+    assert len(specs) == args.num_prompts and all(
+        {a.task, b.task} == set(args.tasks.split(",")) and a.seed == b.seed
+        for a, b in zip(specs[::2], specs[1::2], strict=True))
