@@ -55,8 +55,9 @@ from memex.registry import get_adapter
 from memex.scenarios import KINDS
 
 # Sizes. `full` (the default) is the specified size: >= 200 held-out test episodes per model
-# and 44 GRPO generation batches (about 96 s each on 2 cores: 44 keep the run inside 90
-# minutes; docs/training.md, "Why these sizes"); `pilot` is 12 batches and 40 test episodes;
+# and 44 GRPO generation batches (inside 90 minutes at the first runs' 96-110 s a batch on 2
+# cores, not at the third's 136-155 s; docs/training.md, "Why these sizes"); `pilot` is 12
+# batches and 40 test episodes;
 # `small` is a smoke test of the same pipeline. The GRPO settings are the third full run's,
 # stopped at 32 of 44 batches with no improvement (docs/training.md): the first's were
 # `--lr 1e-4 --decision-temperature 1 --steps-per-generation 1`, the second's (which collapsed
