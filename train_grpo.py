@@ -57,6 +57,12 @@ Sampling the decision (`--constrained`)
     scrambling the filing. The loss's log-probs stay at `--temperature`, so for the first token
     the samples come from a flatter distribution than the one the loss scores: between two
     decisions the group's advantages still push toward the better one.
+    `--decision-epsilon E` goes further: with probability E the first token is drawn
+    uniformly among the decision tools' first tokens (`file_sar`, `close_alert`), from the
+    policy otherwise. A temperature cannot split the groups of a state the policy is sure of
+    (its rare decision stays rare); the mixture gives each decision at least E/2 of a group's
+    samples, so a confidently wrong state still shows the group the right decision. The loss
+    scores the samples under the policy (no importance weight), as for the temperature.
 
 Curriculum
     `--pair-tasks` orders the dataset in blocks of every `--tasks` kind at one seed (the blocks
@@ -103,6 +109,7 @@ import os
 import random
 import sys
 import time
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -198,6 +205,16 @@ class Rollout:
                 "outcome": round(episode_return, 6), "os": credit * parts["os"]}
 
 
+def decision_first_tokens(decoder: Decoder, tool_specs: Mapping[str, Any]) -> list[int]:
+    """The first token of each decision (terminal) tool's name, as the grammar requires it; a
+    `ValueError` if two decisions share it (the first token would not be the decision)."""
+    names = [name for name, spec in tool_specs.items() if spec.category == "terminal"]
+    first = {name: tokens[0] for name, tokens in decoder.name_tokens(names).items()}
+    if len(set(first.values())) != len(names) or len(names) < 2:
+        raise ValueError(f"the decision tools' first tokens do not tell them apart: {first}")
+    return sorted(first.values())
+
+
 class RolloutEngine:
     """TRL `rollout_func`: branch-point GRPO groups from closed-loop episodes (module doc)."""
 
@@ -207,7 +224,7 @@ class RolloutEngine:
                  log_path: Path | None = None, curriculum: GroupCurriculum | None = None,
                  takeover_last: int | None = None, constrained: bool = False,
                  demonstrator: str | None = None, limits: Limits = GENERATION_LIMITS,
-                 decision_temperature: float | None = None):
+                 decision_temperature: float | None = None, decision_epsilon: float = 0.0):
         self.adapter = adapter
         # Generation bounds of free text and lists under the grammar; the warm start's targets
         # are the demonstrator's calls cut to them (`target_ids`).
@@ -223,6 +240,11 @@ class RolloutEngine:
         # --decision-temperature: constrained sampling draws each reply's first token (the tool
         # name's, so the decision) at this temperature, its arguments at the trainer's.
         self.decision_temperature = decision_temperature
+        # --decision-epsilon: that share of the time the first token is drawn uniformly among
+        # the decision (terminal) tools' first tokens instead, however sure the policy is.
+        self.decision_epsilon = decision_epsilon
+        self.decision_tokens = decision_first_tokens(self.decoder, adapter.tool_specs) \
+            if constrained and decision_epsilon else []
         self.env_url = env_url
         self.max_turns = max_turns
         self.compact = compact
@@ -339,7 +361,9 @@ class RolloutEngine:
         return generate(model, self.decoder, prompts, grammars, temperature=trainer.temperature,
                         max_new_tokens=trainer.max_completion_length,
                         pad_token_id=self.tokenizer.pad_token_id,
-                        decision_temperature=self.decision_temperature)
+                        decision_temperature=self.decision_temperature,
+                        decision_epsilon=self.decision_epsilon,
+                        decision_tokens=self.decision_tokens)
 
     def fork(self, ref: Rollout, t: int) -> Rollout:
         """A new rollout at the reference's decision t, by replaying its first t model turns
@@ -684,6 +708,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                    help="--constrained: sample each reply's first token (the tool name's: the "
                         "decision) at T, its arguments at --temperature; the loss's log-probs "
                         "stay at --temperature (default: --temperature)")
+    p.add_argument("--decision-epsilon", type=float, default=0.0, metavar="E",
+                   help="--constrained: draw each reply's first token uniformly among the "
+                        "decision tools' first tokens with probability E, from the policy "
+                        "otherwise (exploring the decision however sure the policy is; the "
+                        "loss's log-probs stay the policy's)")
     p.add_argument("--pair-tasks", action="store_true",
                    help="each generation batch holds one group of every task at one seed, "
                         "seeds in a seeded random order (TRL's own shuffle off): a batch's "
@@ -763,6 +792,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.decision_temperature is not None and (args.decision_temperature <= 0
                                                   or not args.constrained):
         p.error("--decision-temperature needs --constrained and a positive value")
+    if args.decision_epsilon and not (0 < args.decision_epsilon <= 1 and args.constrained):
+        p.error("--decision-epsilon needs --constrained and a value in (0, 1]")
     if args.pair_tasks:
         groups = args.batch_size * (args.steps_per_generation or args.grad_accum) \
             // args.num_generations
@@ -876,7 +907,8 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                            takeover_last=args.takeover_last, constrained=args.constrained,
                            demonstrator=args.demonstrator,
                            limits=Limits(args.gen_text_chars, args.gen_list_items),
-                           decision_temperature=args.decision_temperature)
+                           decision_temperature=args.decision_temperature,
+                           decision_epsilon=args.decision_epsilon)
     trainer = GRPOTrainer(model=model, reward_funcs=REWARD_FUNCS, args=config,
                           train_dataset=dataset, processing_class=tokenizer,
                           rollout_func=engine, callbacks=[metrics_callback(out)])

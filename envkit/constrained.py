@@ -12,6 +12,10 @@ token on a local model.
 - `FirstTokenTemperature(ratio)` divides the logits of a reply's first token by `ratio`: with
   the call's prefix in the prompt that token is the tool name's first (the decision), so
   `generate(..., decision_temperature=...)` samples the decision flatter than its arguments.
+- `FirstTokenMixture(epsilon, tokens, temperature)` draws a reply's first token from the
+  mixture `(1 - epsilon) * policy + epsilon * uniform(tokens)`: with `tokens` the decision tools'
+  first tokens, `generate(..., decision_epsilon=..., decision_tokens=...)` explores the
+  decision itself (an epsilon-greedy contextual bandit's exploration) however sure the policy is.
 - `byte_decoder()` is a decoder over a 256-token byte-level tokenizer (no model needed): the
   test suite checks replies against a grammar with it.
 
@@ -149,20 +153,61 @@ class FirstTokenTemperature:
         return scores / self.ratio
 
 
+class FirstTokenMixture:
+    """A transformers logits processor for the first generated position: the token is drawn
+    from `(1 - epsilon) * p + epsilon * u`, where `p` is the distribution the sampler would
+    draw from (the scores so far at `temperature`) and `u` is uniform over `tokens` that the
+    scores allow (a masked token stays masked). transformers' temperature warper runs after the
+    custom processors and divides by `temperature`, so the mixture's log-probabilities are
+    returned multiplied by it. Later positions pass through. Put it after the grammar's mask."""
+
+    def __init__(self, epsilon: float, tokens: Iterable[int], temperature: float = 1.0):
+        if not 0 < epsilon <= 1:
+            raise ValueError(f"the exploration share must be in (0, 1], not {epsilon}")
+        if temperature <= 0:
+            raise ValueError(f"the sampling temperature must be positive, not {temperature}")
+        self.epsilon = epsilon
+        self.tokens = sorted(set(tokens))
+        if not self.tokens:
+            raise ValueError("no tokens to explore")
+        self.temperature = temperature
+        self._first = True
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        import torch  # the train extra's
+
+        if not self._first:
+            return scores
+        self._first = False
+        policy = torch.softmax(scores.float() / self.temperature, dim=-1)
+        explore = torch.zeros_like(policy)
+        tokens = torch.tensor(self.tokens, device=scores.device)
+        allowed = torch.isfinite(scores[:, tokens]).float()
+        explore[:, tokens] = allowed / allowed.sum(dim=-1, keepdim=True).clamp(min=1)
+        # A row whose grammar allows none of the tokens keeps the policy alone.
+        share = self.epsilon * (allowed.sum(dim=-1, keepdim=True) > 0)
+        mixture = (1 - share) * policy + share * explore
+        return (torch.log(mixture) * self.temperature).to(scores.dtype)
+
+
 def generate(model: Any, decoder: Decoder, prompts: list[list[int]], grammars: list[str], *,
              temperature: float, max_new_tokens: int, pad_token_id: int,
-             decision_temperature: float | None = None) -> list[list[int]]:
+             decision_temperature: float | None = None, decision_epsilon: float = 0.0,
+             decision_tokens: Iterable[int] = ()) -> list[list[int]]:
     """One sampled completion per prompt (token ids, left-padded into one batch), each under
-    its grammar; each cut after its end-of-sequence token. `decision_temperature` (sampling
-    only) samples each reply's first token, the tool name's, at its own temperature
-    (`FirstTokenTemperature`). The model is put in eval mode for the call and back as it
-    was."""
+    its grammar; each cut after its end-of-sequence token. Sampling only: `decision_temperature`
+    samples each reply's first token, the tool name's, at its own temperature
+    (`FirstTokenTemperature`), and `decision_epsilon` draws it from a uniform choice among
+    `decision_tokens` that share of the time (`FirstTokenMixture`). The model is put in eval
+    mode for the call and back as it was."""
     import torch  # the train extra's
 
     processors: list[Any] = [GrammarLogitsProcessor(decoder, [decoder.matcher(g)
                                                               for g in grammars])]
     if temperature > 0 and decision_temperature is not None:
         processors.insert(0, FirstTokenTemperature(decision_temperature / temperature))
+    if temperature > 0 and decision_epsilon > 0:
+        processors.append(FirstTokenMixture(decision_epsilon, decision_tokens, temperature))
     width = max(map(len, prompts))
     device = next(model.parameters()).device
     input_ids = torch.tensor([[pad_token_id] * (width - len(p)) + p for p in prompts],

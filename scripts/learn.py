@@ -55,14 +55,13 @@ from memex.registry import get_adapter
 from memex.scenarios import KINDS
 
 # Sizes. `full` (the default) is the specified size: >= 200 held-out test episodes per model
-# and 44 GRPO generation batches (inside 90 minutes at the first runs' 96-110 s a batch on 2
-# cores, not at the third's 136-155 s; docs/training.md, "Why these sizes"); `pilot` is 12
-# batches and 40 test episodes;
-# `small` is a smoke test of the same pipeline. The GRPO settings are the third full run's,
-# stopped at 32 of 44 batches with no improvement (docs/training.md): the first's were
-# `--lr 1e-4 --decision-temperature 1 --steps-per-generation 1`, the second's (which collapsed
-# to always-close) `--lr 5e-4 --decision-temperature 1 --steps-per-generation 4`, both without
-# the kinds paired in a batch.
+# and 36 GRPO generation batches (inside 90 minutes at the third run's 136-155 s a batch, its
+# batches half SARs as this run's exploration makes them; docs/training.md, "Why these sizes");
+# `pilot` is 12 batches and 40 test episodes; `small` is a smoke test of the same pipeline.
+# Earlier full runs (docs/training.md): the first `--lr 1e-4 --steps-per-generation 1`, the
+# second (collapsed to always-close) `--lr 5e-4 --steps-per-generation 4`, both decisions at
+# temperature 1 and the kinds unpaired; the third (stopped at 32 of 44 batches, no
+# improvement) as now but the decision at temperature 2 and no uniform exploration.
 # The demonstrator plays each episode to the takeover point and gives the warm start's pairs:
 # the heuristic, writing to the case file how each anomaly was settled, so that the context the
 # model decides from carries what the heuristic decided on (docs/training.md, "The slice").
@@ -70,10 +69,11 @@ DEMONSTRATOR = "heuristic_documented"
 _SLICE = {"tasks": "trade_based,fair_trade", "demonstrator": DEMONSTRATOR,
           "takeover_last": 1, "max_turns": 1,
           "max_new_tokens": 256, "max_prompt_tokens": 416, "temperature": 1.0, "lr": 5e-4,
-          # The decision (the tool name's first token) is sampled at temperature 2, its
-          # arguments at 1: the warm start's decisions are confident (median margin 3.6 nats),
-          # so at 1 most groups of 4 took one decision and carried no signal.
-          "decision_temperature": 2.0,
+          # The decision (the tool name's first token) is drawn half the time from the policy
+          # and half the time uniformly between file_sar and close_alert: the warm start's
+          # wrong decisions are confident (p(right) 0.003-0.044), so neither temperature 1 nor 2
+          # split their groups (the third run); the arguments are sampled at 1.
+          "decision_temperature": 1.0, "decision_epsilon": 0.5,
           # Each generation batch is one group of each kind at one seed (2 groups of 4), trained
           # on in one update: one kind's groups cannot push every decision their way, and no
           # old-log-prob pass is needed (TRL skips it when generation and update align).
@@ -86,14 +86,16 @@ _SLICE = {"tasks": "trade_based,fair_trade", "demonstrator": DEMONSTRATOR,
 SIZES: dict[str, dict[str, Any]] = {
     "small": {**_SLICE, "warmstart": 8, "num_prompts": 4, "test_episodes": 16, "base_row": 1},
     "pilot": {**_SLICE, "warmstart": 24, "num_prompts": 24, "test_episodes": 40, "base_row": 0},
-    "full": {**_SLICE, "warmstart": 24, "num_prompts": 88, "test_episodes": 200,
+    "full": {**_SLICE, "warmstart": 24, "num_prompts": 72, "test_episodes": 200,
              "base_row": 0},
 }
 # GRPO's rewards in the learning run: the outcome alone (format, quality and OS weights 0; a
-# wrong decision earns none of them anyway), advantages scaled by the batch's reward std
-# (docs/training.md, "Rewards").
+# wrong decision earns none of them anyway), advantages scaled by each group's reward std, so
+# that a split `trade_based` group (a spread of 5.2) pushes its twin no harder than a split
+# `fair_trade` group (1.2) pushes back: what is left of a pair's update is the difference
+# between the twins, not the cost asymmetry (docs/training.md, "Rewards").
 REWARD_WEIGHTS = {"format": 0.0, "quality": 0.0, "outcome": 1.0, "os": 0.0}
-SCALE_REWARDS = "batch"
+SCALE_REWARDS = "group"
 MEASURES = (("return", "return"), ("decision_accuracy", "decision accuracy"),
             ("valid_call_rate", "valid tool-call rate"), ("page_faults", "page faults"),
             ("citation_share", "citations (share, decided episodes)"),
@@ -476,6 +478,7 @@ def grpo_arguments(args: argparse.Namespace, out: Path) -> list[str]:
         "--max-completion-length", str(args.max_new_tokens), "--lr", str(args.lr),
         "--temperature", str(args.temperature), "--sft-warmstart", str(args.warmstart),
         "--decision-temperature", str(args.decision_temperature),
+        "--decision-epsilon", str(args.decision_epsilon),
         *(["--pair-tasks"] if args.pair_tasks else []),
         "--sft-epochs", "1",
         "--sft-lr", str(args.sft_lr), "--compact-prompt", "--constrained", "--vllm", "off",
@@ -513,6 +516,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--temperature", type=float, default=None, help="GRPO sampling temperature")
     p.add_argument("--decision-temperature", type=float, default=None,
                    help="GRPO sampling temperature of the decision (the tool name's first token)")
+    p.add_argument("--decision-epsilon", type=float, default=None,
+                   help="GRPO's share of decisions drawn uniformly between the decision tools")
     p.add_argument("--pair-tasks", type=int, choices=(0, 1), default=None,
                    help="each GRPO batch one group of every kind at one seed")
     p.add_argument("--sft-lr", type=float, default=1e-3, help="warm start and control")
@@ -683,8 +688,9 @@ def report(args: argparse.Namespace) -> dict[str, Any]:
                   f"(seeds from {adapter.splits['test'].start}); prompts <= "
                   f"{args.max_prompt_tokens} tokens, replies <= {args.max_new_tokens} tokens, "
                   "every reply decoded under its state's grammar (GRPO sampling at temperature "
-                  f"{args.temperature}, the decision at {args.decision_temperature}; evaluation "
-                  "greedy); GRPO batches of "
+                  f"{args.temperature}, the decision at {args.decision_temperature} and "
+                  f"uniform between the decision tools a {args.decision_epsilon} share of the "
+                  "time; evaluation greedy); GRPO batches of "
                   f"{args.groups_per_step} groups of {args.num_generations}"
                   f"{', one of each kind at one seed' if args.pair_tasks else ''}, "
                   f"{args.steps_per_generation} update(s) per batch at lr {args.lr}; GRPO "

@@ -1,14 +1,16 @@
 """What a GRPO generation batch holds and how its decisions are sampled: `--pair-tasks` (one
-group of every kind at one seed per batch, TRL's shuffle off) and `--decision-temperature` (the
-reply's first token, the tool name's, sampled at its own temperature)."""
+group of every kind at one seed per batch, TRL's shuffle off), `--decision-temperature` (the
+reply's first token, the tool name's, sampled at its own temperature) and `--decision-epsilon`
+(that token drawn uniformly among the decision tools' first tokens a share of the time)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
 from memex import train_grpo
-from memex.envkit.constrained import FirstTokenTemperature
+from memex.envkit.constrained import FirstTokenMixture, FirstTokenTemperature, byte_decoder
 from memex.registry import get_adapter
 
 pytestmark = pytest.mark.unit
@@ -72,3 +74,42 @@ def test_the_first_token_alone_is_sampled_at_the_decision_temperature():
     assert flatter(None, scores) is scores  # later positions pass through
     with pytest.raises(ValueError, match="positive"):
         FirstTokenTemperature(0.0)
+
+
+def test_a_decision_epsilon_needs_constrained_decoding_and_a_share(capsys):
+    for extra in (["--decision-epsilon", "0.5"], [*PAIRED, "--decision-epsilon", "1.5"]):
+        with pytest.raises(SystemExit):
+            train_grpo.parse_args(extra)
+        assert "--decision-epsilon" in capsys.readouterr().err
+    assert train_grpo.parse_args([*PAIRED, "--decision-epsilon", "0.5"]).decision_epsilon == 0.5
+    assert train_grpo.parse_args(PAIRED).decision_epsilon == 0.0
+
+
+def test_the_first_token_is_drawn_from_the_policy_mixed_with_a_uniform_decision():
+    # Token 0 the policy's favourite, 1 and 3 the decisions (3 masked in the second row), 2
+    # masked by the grammar.
+    scores = torch.tensor([[4.0, 0.0, -np.inf, 1.0], [4.0, 0.0, -np.inf, -np.inf]])
+    mix = FirstTokenMixture(0.5, [3, 1], temperature=2.0)
+    first = mix(None, scores.clone())
+    policy = torch.softmax(scores / 2.0, dim=-1)
+    expected = torch.stack([0.5 * policy[0] + torch.tensor([0, 0.25, 0, 0.25]),
+                            0.5 * policy[1] + torch.tensor([0, 0.5, 0, 0])])
+    # transformers' temperature warper divides the returned scores by the temperature next
+    sampled = torch.softmax(first / 2.0, dim=-1)
+    torch.testing.assert_close(sampled, expected)
+    assert torch.isinf(first[:, 2]).all() and torch.isinf(first[1, 3])  # masked stays masked
+    assert mix(None, scores) is scores  # later positions pass through
+    lone = FirstTokenMixture(0.5, [2])(None, scores.clone())  # no decision allowed: the policy
+    torch.testing.assert_close(torch.softmax(lone, dim=-1), torch.softmax(scores, dim=-1))
+    for bad in ({"epsilon": 0.0, "tokens": [1]}, {"epsilon": 0.5, "tokens": []},
+                {"epsilon": 0.5, "tokens": [1], "temperature": 0.0}):
+        with pytest.raises(ValueError):
+            FirstTokenMixture(**bad)
+
+
+def test_the_decisions_are_told_apart_by_their_first_token():
+    decoder = byte_decoder()  # one token per byte: `file_sar` and `close_alert` start f and c
+    assert train_grpo.decision_first_tokens(decoder, ADAPTER.tool_specs) == [ord("c"), ord("f")]
+    with pytest.raises(ValueError, match="apart"):
+        train_grpo.decision_first_tokens(decoder, {
+            name: ADAPTER.tool_specs["file_sar"] for name in ("file_sar", "file_str")})

@@ -117,19 +117,20 @@ def test_grpo_runs_constrained_on_the_outcome_with_batch_scaled_advantages(tmp_p
     assert grpo.constrained and grpo.vllm == "off"
     assert (grpo.format_weight, grpo.quality_weight, grpo.outcome_weight, grpo.os_weight) == (
         0.0, 0.0, 1.0, 0.0)
-    assert grpo.scale_rewards == "batch" and grpo.takeover_last == args.takeover_last
+    assert grpo.scale_rewards == "group" and grpo.takeover_last == args.takeover_last
     assert grpo.max_prompt_tokens == args.max_prompt_tokens  # the one prompt cut
     config = learn.train_grpo.grpo_config(grpo, tmp_path, cuda=False, use_vllm=False)
     assert config.gradient_checkpointing is False  # TRL's default is on; not on CPU
-    assert config.scale_rewards == "batch"
+    assert config.scale_rewards == "group"
     assert config.reward_weights == [0.0, 0.0, 1.0, 0.0]
     # Each generation batch (its groups whole) is one update, its groups one of each kind at
-    # one seed, its decisions sampled flatter than their arguments.
+    # one seed, its decisions drawn half the time uniformly between the two decision tools.
     assert config.generation_batch_size == args.num_generations * args.groups_per_step
     assert config.steps_per_generation == args.steps_per_generation == 1
     assert config.per_device_train_batch_size == config.generation_batch_size
     assert grpo.pair_tasks and config.shuffle_dataset is False
-    assert grpo.decision_temperature == 2.0 and grpo.temperature == 1.0
+    assert grpo.decision_epsilon == 0.5
+    assert grpo.decision_temperature == 1.0 and grpo.temperature == 1.0
     specs = learn.train_grpo.train_specs(learn.get_adapter("memex"), grpo)
     assert len(specs) == args.num_prompts and all(
         {a.task, b.task} == set(args.tasks.split(",")) and a.seed == b.seed
