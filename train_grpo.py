@@ -61,8 +61,9 @@ Sampling the decision (`--constrained`)
     uniformly among the decision tools' first tokens (`file_sar`, `close_alert`), from the
     policy otherwise. A temperature cannot split the groups of a state the policy is sure of
     (its rare decision stays rare); the mixture gives each decision at least E/2 of a group's
-    samples, so a confidently wrong state still shows the group the right decision. The loss
-    scores the samples under the policy (no importance weight), as for the temperature.
+    samples in expectation, so a confidently wrong state still shows its group the right
+    decision. The loss scores the samples under the policy (no importance weight), as for the
+    temperature, so the push on a decision does not fade as the policy grows sure of it.
 
 Curriculum
     `--pair-tasks` orders the dataset in blocks of every `--tasks` kind at one seed (the blocks
