@@ -839,6 +839,38 @@ def train_specs(adapter: EnvAdapter, args: argparse.Namespace) -> list[EpisodeSp
     return [s for block in order for s in block][:args.num_prompts]
 
 
+def score_completions_only_on_cpu() -> bool:
+    """Make TRL's fused LM head score only the completion positions on CPU, as it does on CUDA.
+
+    `trl.trainer.utils.add_fused_lm_head` projects the hidden states through the LM head
+    (49,152 x 576 for SmolLM2) in chunks to get each token's log-probability and entropy. On
+    Triton devices it projects only the labelled positions (the completion); everywhere else it
+    projects every position, prompt included, so that tile shapes stay fixed for compilers that
+    recompile on a new shape (its comment names Neuron). Eager CPU compiles nothing, so there the
+    choice only costs: a learning-run row is a ~416-token prompt and a 20-220-token reply, and
+    the LM head over every position (forward, entropy and backward) was about 55% of a CPU
+    update (py-spy, three full-size batches). The positions TRL selects are the same
+    `labels != -100` it masks with on CUDA; the kernel keeps its own dispatch (torch tiles off
+    Triton), so only which rows it sees changes, not how a row is scored
+    (tests/unit/test_grpo_batches.py checks the log-probabilities and entropies agree).
+
+    TRL reads `_use_triton` from its module namespace at each forward, so this wraps that name.
+    Returns False (and changes nothing) where this TRL has no such hook.
+    """
+    from trl.trainer import utils as trl_utils
+
+    use_triton = getattr(trl_utils, "_use_triton", None)
+    if use_triton is None:
+        return False
+    if not getattr(use_triton, "memex_cpu_compact", False):
+        def compact(device: Any) -> bool:
+            return device.type == "cpu" or use_triton(device)
+
+        compact.memex_cpu_compact = True  # type: ignore[attr-defined]
+        trl_utils._use_triton = compact
+    return True
+
+
 def grpo_config(args: argparse.Namespace, out: Path, *, cuda: bool, use_vllm: bool) -> Any:
     """TRL's GRPOConfig for the CLI's arguments."""
     from trl import GRPOConfig
@@ -910,6 +942,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
                            limits=Limits(args.gen_text_chars, args.gen_list_items),
                            decision_temperature=args.decision_temperature,
                            decision_epsilon=args.decision_epsilon)
+    if not cuda and not score_completions_only_on_cpu():
+        print("train_grpo: this TRL has no trl.trainer.utils._use_triton; its LM head scores "
+              "every prompt position on CPU (slower, same result)", file=sys.stderr)
     trainer = GRPOTrainer(model=model, reward_funcs=REWARD_FUNCS, args=config,
                           train_dataset=dataset, processing_class=tokenizer,
                           rollout_func=engine, callbacks=[metrics_callback(out)])

@@ -113,3 +113,43 @@ def test_the_decisions_are_told_apart_by_their_first_token():
     with pytest.raises(ValueError, match="apart"):
         train_grpo.decision_first_tokens(decoder, {
             name: ADAPTER.tool_specs["file_sar"] for name in ("file_sar", "file_str")})
+
+
+def test_on_cpu_the_lm_head_scores_only_the_completion_and_the_same_way(monkeypatch):
+    """`score_completions_only_on_cpu`: TRL's fused LM head on a tiny Llama, every position
+    (TRL's CPU default) against the completion's alone: the kernel sees only the labelled rows,
+    and the log-probabilities and entropies it returns for them are unchanged."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+    from trl.trainer import utils as trl_utils
+
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(LlamaConfig(
+        vocab_size=97, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64)).eval()
+    trl_utils.add_fused_lm_head(model, outputs=("log_probs", "entropy"))
+    ids = torch.randint(0, 97, (3, 20))
+    mask = torch.ones_like(ids)
+    mask[0, :4] = 0  # left padding, as TRL's prompts
+    labels = ids.masked_fill(mask == 0, -100)
+    labels[:, :-6] = -100  # the last 6 tokens are the completion
+    seen: list[int] = []
+    apply = trl_utils._ChunkedLogProbFunction.apply
+
+    def spy(hidden, *rest):
+        seen.append(hidden.shape[0])
+        return apply(hidden, *rest)
+
+    monkeypatch.setattr(trl_utils._ChunkedLogProbFunction, "apply", spy)
+    monkeypatch.setattr(trl_utils, "_use_triton", trl_utils._use_triton)  # restored after
+    with torch.no_grad():
+        every = model(input_ids=ids, attention_mask=mask, labels=labels, fused_lm_head=True)
+        assert train_grpo.score_completions_only_on_cpu()
+        assert train_grpo.score_completions_only_on_cpu()  # idempotent: wrapped once
+        compact = model(input_ids=ids, attention_mask=mask, labels=labels, fused_lm_head=True)
+    assert seen == [3 * 19, 3 * 6]  # shifted by one: 19 positions a row, then the 6 labelled
+    scored = labels[:, 1:] != -100
+    for name in ("log_probs", "entropy"):
+        a, b = getattr(every, name), getattr(compact, name)
+        assert torch.allclose(a[scored], b[scored], atol=1e-5), name
+        assert torch.all(b[~scored] == 0)
+    assert torch.all(every.log_probs[scored] < 0)
