@@ -206,14 +206,15 @@ class Rollout:
                 "outcome": round(episode_return, 6), "os": credit * parts["os"]}
 
 
-def decision_first_tokens(decoder: Decoder, tool_specs: Mapping[str, Any]) -> list[int]:
-    """The first token of each decision (terminal) tool's name, as the grammar requires it; a
-    `ValueError` if two decisions share it (the first token would not be the decision)."""
+def decision_first_tokens(decoder: Decoder, tool_specs: Mapping[str, Any]) -> dict[str, int]:
+    """Each decision (terminal) tool's name -> the first token of that name, as the grammar
+    requires it; a `ValueError` if two decisions share it (the first token would not be the
+    decision)."""
     names = [name for name, spec in tool_specs.items() if spec.category == "terminal"]
     first = {name: tokens[0] for name, tokens in decoder.name_tokens(names).items()}
     if len(set(first.values())) != len(names) or len(names) < 2:
         raise ValueError(f"the decision tools' first tokens do not tell them apart: {first}")
-    return sorted(first.values())
+    return first
 
 
 class RolloutEngine:
@@ -244,8 +245,8 @@ class RolloutEngine:
         # --decision-epsilon: that share of the time the first token is drawn uniformly among
         # the decision (terminal) tools' first tokens instead, however sure the policy is.
         self.decision_epsilon = decision_epsilon
-        self.decision_tokens = decision_first_tokens(self.decoder, adapter.tool_specs) \
-            if constrained and decision_epsilon else []
+        self.decision_tokens = sorted(decision_first_tokens(
+            self.decoder, adapter.tool_specs).values()) if constrained and decision_epsilon else []
         self.env_url = env_url
         self.max_turns = max_turns
         self.compact = compact

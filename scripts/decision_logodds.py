@@ -44,9 +44,7 @@ def margins(path: str, args: argparse.Namespace) -> list[dict[str, Any]]:
     model, tokenizer = load_local_model(path)
     model.eval()
     engine = learn.engine_for(tokenizer, args)
-    first = {name: engine.decoder.name_tokens([name])[name][0] for name in DECISIONS}
-    if len(set(first.values())) != len(DECISIONS):
-        raise ValueError(f"the decision tools share their first token: {first}")
+    first = learn.train_grpo.decision_first_tokens(engine.decoder, adapter.tool_specs)
     rows = []
     tasks = args.tasks.split(",")
     per_task = -(-args.episodes // len(tasks))

@@ -109,7 +109,8 @@ def test_the_first_token_is_drawn_from_the_policy_mixed_with_a_uniform_decision(
 
 def test_the_decisions_are_told_apart_by_their_first_token():
     decoder = byte_decoder()  # one token per byte: `file_sar` and `close_alert` start f and c
-    assert train_grpo.decision_first_tokens(decoder, ADAPTER.tool_specs) == [ord("c"), ord("f")]
+    assert train_grpo.decision_first_tokens(decoder, ADAPTER.tool_specs) == {
+        "close_alert": ord("c"), "file_sar": ord("f")}
     with pytest.raises(ValueError, match="apart"):
         train_grpo.decision_first_tokens(decoder, {
             name: ADAPTER.tool_specs["file_sar"] for name in ("file_sar", "file_str")})
