@@ -84,6 +84,8 @@ _DATE_RES = (
     re.compile(r"\b" + _MONTH + r"\s+(?P<d>\d{1,2})(?:st|nd|rd|th)?,?\s+(?P<y>\d{4})\b", re.I),
 )
 _LETTERS = re.compile(r"[a-z]+")
+_DIGIT = re.compile(r"\d")
+_MONTH_STEMS = tuple(m for m in _MONTHS if len(m) == 3)
 _AMOUNT_RE = re.compile(
     r"(?<![\w.,])(?P<cur>\$|US\$|USD\s?)?(?P<int>\d{1,3}(?:,\d{3})+|\d+)(?:\.(?P<dec>\d+))?"
     r"(?:\s?(?P<mult>k|thousand|m|mn|million|bn|billion)\b)?(?P<after>\s?(?:USD|dollars))?"
@@ -111,12 +113,25 @@ class Facts:
 def read_text(text: str) -> Facts:
     """The checkable facts a narrative states (IDs first, then dates, then amounts, each taken
     out of the text before the next is read, so an ID's digits are never an amount)."""
-    ids = frozenset(ID_PATTERN.findall(text))
-    rest = ID_PATTERN.sub(" ", text) if ids else text
+    return _read(text, gated=True)
+
+
+def _read(text: str, gated: bool) -> Facts:
+    """`read_text`; `gated=False` runs every pattern on every text (the reference the gates
+    are tested against: each skips only patterns that cannot match)."""
+    found_ids: list[str] = []
+    rest = ID_PATTERN.sub(lambda m: found_ids.append(m[0]) or " ", text)  # one scan for both
+    ids = frozenset(found_ids)
+    if gated and not _DIGIT.search(rest):  # every date and amount pattern needs a digit
+        return Facts(ids, (), frozenset(), _normal(text))
     dates = set()
     # A date with a month name needs a month's word: without one, those patterns (the costly
-    # ones: a case-blind alternation tried at every word) cannot match.
-    named_month = not _MONTHS.keys().isdisjoint(_LETTERS.findall(rest.lower()))
+    # ones: a case-blind alternation tried at every word) cannot match. Every month's name
+    # starts with its three-letter abbreviation, so a substring test of those comes first (a
+    # word such as "summary" only sends the text on to the word check).
+    lowered = rest.lower()
+    named_month = not gated or (any(m in lowered for m in _MONTH_STEMS)
+                                and not _MONTHS.keys().isdisjoint(_LETTERS.findall(lowered)))
     for pattern in _DATE_RES if named_month else _DATE_RES[:1]:
         found = False
         for m in pattern.finditer(rest):

@@ -7,6 +7,7 @@ explanation. It enters only a correct decision's score, and only the final obser
 from __future__ import annotations
 
 import json
+import random
 from itertools import chain
 
 import pytest
@@ -16,6 +17,7 @@ from memex.envkit.episodes import LocalSession
 from memex.graders.decision import Decision
 from memex.graders.rubric import (
     TYPOLOGY_PHRASES,
+    _read,
     _typologies,
     explanation_ids,
     read_text,
@@ -196,6 +198,27 @@ def test_reading_amounts_and_dates():
     tolerance = dict(facts.amounts)
     assert tolerance[9950.25] == pytest.approx(0.005, abs=1e-5)
     assert tolerance[1.2e6] == pytest.approx(50_000, abs=1)
+
+
+FRAGMENTS = ("On 5 March 2024", "Mar 6, 2024", "2024-03-07T10:00:00", "sept 9th 2023",
+             "$9,950.25", "USD 12,000", "1.2 million dollars", "$45k", "3 wires", "15%",
+             "in 2024", "TXN-00A123", "DOC-3C28CC", "250 USD", "a summary", "the Mayor",
+             "decline", "no figures at all", "٣٠٠ dollars", "12 Dec", "Explained:", "4,500",
+             "MARCH 1 2024", "31 February 2024")
+
+
+def test_the_fast_reading_finds_what_reading_everything_finds():
+    """`read_text` skips a pattern only when it cannot match (no digit left after the IDs, no
+    month's name): on texts built from dates, amounts, IDs, month-like words and digit-free
+    prose it reads exactly what running every pattern reads."""
+    rng = random.Random(0)
+    texts = ["", "Explained: the customer's FX fees.", *FRAGMENTS]
+    texts += [" ".join(rng.sample(FRAGMENTS, rng.randint(1, 6))) for _ in range(400)]
+    texts.append(_full_narrative(_case(SAR_KIND)))
+    for text in texts:
+        assert read_text(text) == _read(text, gated=False), text
+    assert sum(bool(read_text(t).dates) for t in texts) > 100  # the corpus exercises both
+    assert sum(not read_text(t).amounts and not read_text(t).dates for t in texts) > 10
 
 
 def test_the_rubric_weighs_only_a_correct_decision_and_only_the_final_observation():
