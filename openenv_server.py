@@ -21,10 +21,9 @@ import subprocess
 import sys
 import time
 
-import uvicorn
-
 from memex.envkit.guards import DEFAULT_MAX_BODY_BYTES
 from memex.envkit.sealed import sealed_from_env
+from memex.envkit.servers import run_app
 from memex.server.app import app, create_memex_app
 
 __all__ = ["app", "create_memex_app", "main", "replica_urls"]
@@ -61,9 +60,9 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(serve_replicas(args, sys.argv[1:] if argv is None else list(argv)))
     app = create_memex_app(args.max_sessions, args.session_timeout, args.reveal_truth_after_done,
                            sealed=args.sealed)
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level,
-                ws="websockets-sansio", ws_per_message_deflate=args.ws_compression,
-                ws_max_size=int(os.environ.get("MEMEX_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES)))
+    run_app(app, host=args.host, port=args.port, log_level=args.log_level,
+            ws_compression=args.ws_compression,
+            ws_max_size=int(os.environ.get("MEMEX_MAX_BODY_BYTES", DEFAULT_MAX_BODY_BYTES)))
 
 
 def replica_urls(host: str, port: int, replicas: int) -> list[str]:

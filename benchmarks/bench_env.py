@@ -50,12 +50,11 @@ from pathlib import Path
 
 import httpx
 import psutil
-import uvicorn
 from openenv.core.env_server.serialization import serialize_observation
 from openenv.core.env_server.types import WSObservationResponse
 from websockets.asyncio.client import connect
 
-from memex.envkit.servers import healthy, serve, serve_command
+from memex.envkit.servers import healthy, run_app, serve, serve_command
 from memex.evaluation.runs import run_episode
 from memex.models import MemexAction
 from memex.openenv_server import create_memex_app, replica_urls
@@ -294,8 +293,7 @@ def memory_server(port: int) -> None:
     async def trim() -> dict[str, int]:
         return {"released": int(libc.malloc_trim(0))}
 
-    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", ws="websockets-sansio",
-                ws_per_message_deflate=False)
+    run_app(app, host="127.0.0.1", port=port)
 
 
 async def _open(url: str, plan: Plan) -> list:

@@ -2,9 +2,10 @@
 session limit, same uvicorn options), used as the same-run baseline in `benchmarks/bench_env.py`.
 Not a test double of Memex: it is the reference point for what the framework itself costs.
 
-It steps like Memex too: `step_async`/`reset_async` run on the event loop. Without them OpenEnv
-would hop every echo step through a per-session thread pool while Memex steps on the loop, and
-the ratio would credit Memex with the thread hop it avoids rather than measure what it adds.
+It runs like Memex (`envkit.servers.run_app`) and steps like Memex too: `step_async` and
+`reset_async` run on the event loop. Without them OpenEnv would hop every echo step through a
+per-session thread pool while Memex steps on the loop, and the ratio would credit Memex with the
+thread hop it avoids rather than measure what it adds.
 
     python -m memex.testing.echo_server --port 8020
 """
@@ -14,11 +15,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-import uvicorn
 from openenv.core.env_server.interfaces import Environment
 from openenv.core.env_server.types import Action, Observation, State
 
 from memex.envkit.http_episodes import ResetFields, create_env_app
+from memex.envkit.servers import run_app
 
 
 class EchoAction(Action):
@@ -70,8 +71,7 @@ def main(argv: list[str] | None = None) -> None:
     app = create_env_app(EchoEnvironment, EchoAction, EchoObservation, State, name="echo",
                          reset_model=EchoReset, max_sessions=args.max_sessions,
                          idle_timeout_s=900.0, title="echo")
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning", ws="websockets-sansio",
-                ws_per_message_deflate=False)
+    run_app(app, host=args.host, port=args.port)
 
 
 if __name__ == "__main__":

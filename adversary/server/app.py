@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import uvicorn
 from fastapi import FastAPI
 
 from memex.adversary.environment import LaunderEnvironment, knob_space
@@ -24,6 +23,7 @@ from memex.adversary.models import (
     LaunderState,
 )
 from memex.envkit.http_episodes import create_env_app, server_arguments
+from memex.envkit.servers import run_app
 
 DEFAULT_PORT = 7862
 
@@ -48,5 +48,5 @@ app = create_launderer_app()
 def main(argv: list[str] | None = None) -> None:
     p = server_arguments("Serve the launderer adversary environment.", DEFAULT_PORT)
     args = p.parse_args(argv)
-    uvicorn.run(create_launderer_app(args.max_sessions, args.session_timeout), host=args.host,
-                port=args.port, log_level=args.log_level, ws="websockets-sansio")
+    run_app(create_launderer_app(args.max_sessions, args.session_timeout), host=args.host,
+            port=args.port, log_level=args.log_level)

@@ -26,7 +26,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import uvicorn
 from fastapi import FastAPI, HTTPException, Query
 from fastapi.concurrency import run_in_threadpool
 
@@ -47,6 +46,7 @@ from memex.envkit.http_episodes import (
     server_arguments,
 )
 from memex.envkit.sealed import install_sealed, sealed_from_env
+from memex.envkit.servers import run_app
 
 DEFAULT_PORT = 7861
 AGENT_POLICIES = ("heuristic", "random", "research_chaser", "always_cash", "query_spammer")
@@ -103,9 +103,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--sealed", action="store_true", default=None,
                    help="sealed evaluation mode (also MEMEX_SEALED=1)")
     args = p.parse_args(argv)
-    uvicorn.run(create_committee_app(args.max_sessions, args.session_timeout, args.sealed),
-                host=args.host,
-                port=args.port, log_level=args.log_level, ws="websockets-sansio")
+    run_app(create_committee_app(args.max_sessions, args.session_timeout, args.sealed),
+            host=args.host, port=args.port, log_level=args.log_level)
 
 
 if __name__ == "__main__":

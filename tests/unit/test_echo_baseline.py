@@ -1,17 +1,23 @@
 """The echo environment `benchmarks/bench_env.py` measures Memex against is served the way Memex
 is: OpenEnv steps an environment on its event loop only when the class overrides `step_async`
 (and resets it there when it overrides `reset_async`), else in a per-session thread pool, so a
-baseline without them would be charged a thread hop per step that Memex never pays."""
+baseline without them would be charged a thread hop per step that Memex never pays. Both run
+under `envkit.servers.run_app`, with the same uvicorn options and the same collector tuning."""
 
 from __future__ import annotations
 
 import asyncio
+import gc
 
 import pytest
+import uvicorn
 from openenv.core.env_server.http_server import overrides_method
 from openenv.core.env_server.interfaces import Environment
 
+from memex import openenv_server
+from memex.envkit.servers import GC_YOUNG_THRESHOLD
 from memex.server.environment import MemexEnvironment
+from memex.testing import echo_server
 from memex.testing.echo_server import EchoAction, EchoEnvironment
 
 pytestmark = pytest.mark.unit
@@ -31,3 +37,25 @@ def test_the_echo_steps_asynchronously_as_it_steps_in_process():
     assert obs.echoed == "hello" and env.state.step_count == 1
     assert env.step(EchoAction(message="again")).echoed == "again"
     assert env.state.step_count == 2
+
+
+@pytest.mark.parametrize("main", [openenv_server.main, echo_server.main])
+def test_memex_and_the_echo_are_served_with_the_same_options_and_collector(main, monkeypatch):
+    """What each server's `main` hands uvicorn, with the collector as it stands then: start-up
+    objects frozen out of the scans, young collections every `GC_YOUNG_THRESHOLD` allocations."""
+    served = []
+
+    def run(app, **options):
+        served.append((options, gc.get_freeze_count(), gc.get_threshold()))
+
+    monkeypatch.setattr(uvicorn, "run", run)
+    before = gc.get_threshold()
+    try:
+        main(["--port", "8999"])
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)
+    [(options, frozen, threshold)] = served
+    assert options["ws"] == "websockets-sansio" and options["ws_per_message_deflate"] is False
+    assert options["port"] == 8999
+    assert frozen > 10_000 and threshold == (GC_YOUNG_THRESHOLD, *before[1:])
