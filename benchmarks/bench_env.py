@@ -192,6 +192,7 @@ class Cell:
     steps_per_s: float
     server_cpu_us: float  # server CPU per step, over the timed steps
     client_cpu_us: float  # this process's CPU per step, over the timed steps
+    reply_chars: float  # mean length of a step's reply (JSON text)
 
 
 @dataclass
@@ -208,7 +209,7 @@ class Sessions:
 
     def __init__(self, target: Target, n: int):
         self.target, self.n, self.conns = target, n, []
-        self.rounds = self.steps = 0
+        self.rounds = self.steps = self.reply_chars = 0
         self.timed = self.server_cpu = self.client_cpu = 0.0
 
     async def open(self) -> None:
@@ -247,12 +248,13 @@ class Sessions:
         for message in steps:
             await ws.send(message)
             reply = await ws.recv()
+            self.reply_chars += len(reply)
         if self.target.expect_done and not json.loads(reply)["data"].get("done"):
             raise RuntimeError("a replayed episode did not end: the replay diverged")
 
     def cell(self) -> Cell:
         return Cell(self.steps / self.timed, self.server_cpu / self.steps * 1e6,
-                    self.client_cpu / self.steps * 1e6)
+                    self.client_cpu / self.steps * 1e6, self.reply_chars / self.steps)
 
 
 async def interleaved(targets: dict[str, Target], n: int, min_s: float) -> dict[str, Cell]:
@@ -496,7 +498,8 @@ def main() -> None:
             e_cpu = statistics.median(c.server_cpu_us for c in cells[("echo", n)])
             out(f"{n} sessions: server CPU per step (median) memex {m_cpu:.0f} us, echo "
                 f"{e_cpu:.0f} us: echo/memex {e_cpu / m_cpu:.2f}, the ratio a server-bound run "
-                f"would reach")
+                f"would reach; a step's reply is {cells[('memex', n)][0].reply_chars:,.0f} "
+                f"characters (memex) and {cells[('echo', n)][0].reply_chars:,.0f} (echo)")
         if replica_list:
             n = max(counts)
             totals = rates[("replicas", n)]
