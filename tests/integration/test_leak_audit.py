@@ -66,8 +66,7 @@ def test_no_single_investigation_view_decides_the_case(audited):
     "two checks stay unexplained) of relations between records; the generic classifier with "
     "cross-record relations (audit/relations.py) reaches about 0.80 at this size (0.86-0.87 at "
     "2,000 cases per difficulty) against 0.97. docs/leak_audit.md reports FAIL. Strict: this "
-    "mark must go the "
-    "day the bar is met."))
+    "mark must go the day the bar is met."))
 def test_the_views_a_thorough_investigation_combines_decide_it(audited):
     r = audited[COMBINED]
     assert r.accuracy >= COMBINED_MIN_ACCURACY - 2 * _se(COMBINED_MIN_ACCURACY, CASES), r
