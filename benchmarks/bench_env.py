@@ -19,8 +19,10 @@ investigator's whole episodes, recorded in process and replayed.
    steps; that is repeated `--repeats` times, and the table gives each repeat's ratio, the
    spread of the repeats, and the CPU per step of the servers and of this client (what a
    server-bound run's ratio would be, whatever the load). Target: Memex / echo >= 0.6 at 64
-   sessions. With `--replicas N` (0: one per core) N Memex processes share the largest session
-   count, round-robin, in the same rounds.
+   sessions. A third server, the ceiling, answers the same actions with the replies Memex
+   gave them, at zero step cost (`memex.testing.ceiling_server`): the ratio no faster step
+   can pass while the replies are what they are. With `--replicas N` (0: one per core) N
+   Memex processes share the largest session count, round-robin, in the same rounds.
 3. Memory per session, on a fresh server (one warm-up episode first, so one-time imports and
    caches are not charged to sessions): RSS after 64 hard-difficulty resets, after replaying a
    heuristic episode in each, after the sessions close, after `gc.collect()` and after glibc's
@@ -449,6 +451,8 @@ def main() -> None:
         memex = stack.enter_context(serve("memex.openenv_server", "--log-level", "warning",
                                           timeout_s=600))
         echo = stack.enter_context(serve("memex.testing.echo_server", timeout_s=600))
+        ceiling = stack.enter_context(serve("memex.testing.ceiling_server", "--episodes",
+                                            str(args.episodes), timeout_s=600))
         replica_list = []
         if replicas > 1:
             first = stack.enter_context(serve_command(
@@ -460,7 +464,9 @@ def main() -> None:
         targets = {"memex": Target([memex.url], [psutil.Process(memex.process.pid)],
                                    plans["memex"], True),
                    "echo": Target([echo.url], [psutil.Process(echo.process.pid)],
-                                  plans["echo"], False)}
+                                  plans["echo"], False),
+                   "ceiling": Target([ceiling.url], [psutil.Process(ceiling.process.pid)],
+                                     plans["memex"], True)}
         if replica_list:
             targets["replicas"] = Target(replica_list,
                                          psutil.Process(first.process.pid).children(),
@@ -472,34 +478,45 @@ def main() -> None:
                 for name, cell in asyncio.run(interleaved(chosen, n, args.cell_s)).items():
                     cells.setdefault((name, n), []).append(cell)
         rates = {key: [c.steps_per_s for c in cs] for key, cs in cells.items()}
-        out(f"{'sessions':>8} {'repeat':>6} {'memex steps/s':>14} {'echo steps/s':>13} "
-            f"{'memex/echo':>10} {'server CPU us/step memex, echo':>31} "
+        out(f"{'sessions':>8} {'repeat':>6} {'steps/s memex, echo, ceiling':>29} "
+            f"{'memex/echo':>10} {'ceiling/echo':>12} "
+            f"{'server CPU us/step memex, echo, ceiling':>40} "
             f"{'client CPU us/step memex, echo':>31}")
         for n in counts:
             for rep in range(args.repeats):
-                m, e = cells[("memex", n)][rep], cells[("echo", n)][rep]
-                out(f"{n:>8} {rep + 1:>6} {m.steps_per_s:>14.0f} {e.steps_per_s:>13.0f} "
+                m, e, c = (cells[(name, n)][rep] for name in ("memex", "echo", "ceiling"))
+                out(f"{n:>8} {rep + 1:>6} "
+                    f"{f'{m.steps_per_s:.0f}, {e.steps_per_s:.0f}, {c.steps_per_s:.0f}':>29} "
                     f"{m.steps_per_s / e.steps_per_s:>10.2f} "
-                    f"{f'{m.server_cpu_us:.0f}, {e.server_cpu_us:.0f}':>31} "
+                    f"{c.steps_per_s / e.steps_per_s:>12.2f} "
+                    f"{f'{m.server_cpu_us:.0f}, {e.server_cpu_us:.0f}, {c.server_cpu_us:.0f}':>40} "
                     f"{f'{m.client_cpu_us:.0f}, {e.client_cpu_us:.0f}':>31}")
         for n in counts:
-            ms, es = rates[("memex", n)], rates[("echo", n)]
+            ms, es, cs = (rates[(name, n)] for name in ("memex", "echo", "ceiling"))
             ratios = [m / e for m, e in zip(ms, es, strict=True)]
+            ceilings = [c / e for c, e in zip(cs, es, strict=True)]
             agree = spread(ratios) <= AGREEMENT
+            met = statistics.median(ratios) >= TARGET_RATIO_AT_64
             out(f"{n} sessions: memex/echo median {statistics.median(ratios):.2f} (repeats "
                 f"{min(ratios):.2f}-{max(ratios):.2f}, spread {spread(ratios):.0%}: "
                 f"{'within' if agree else 'NOT within'} {AGREEMENT:.0%}); spread of the rates "
                 f"themselves, which follow the machine's load: memex {spread(ms):.0%}, echo "
                 f"{spread(es):.0%}"
-                + (f"; target >= {TARGET_RATIO_AT_64} at 64: "
-                   f"{'met' if statistics.median(ratios) >= TARGET_RATIO_AT_64 else 'MISSED'}"
+                + (f"; target >= {TARGET_RATIO_AT_64} at 64: {'met' if met else 'MISSED'}"
                    if n == 64 else ""))
-            m_cpu = statistics.median(c.server_cpu_us for c in cells[("memex", n)])
-            e_cpu = statistics.median(c.server_cpu_us for c in cells[("echo", n)])
-            out(f"{n} sessions: server CPU per step (median) memex {m_cpu:.0f} us, echo "
-                f"{e_cpu:.0f} us: echo/memex {e_cpu / m_cpu:.2f}, the ratio a server-bound run "
-                f"would reach; a step's reply is {cells[('memex', n)][0].reply_chars:,.0f} "
-                f"characters (memex) and {cells[('echo', n)][0].reply_chars:,.0f} (echo)")
+            cpu = {name: statistics.median(c.server_cpu_us for c in cells[(name, n)])
+                   for name in ("memex", "echo", "ceiling")}
+            out(f"{n} sessions: server CPU per step (median) memex {cpu['memex']:.0f} us, echo "
+                f"{cpu['echo']:.0f} us: echo/memex {cpu['echo'] / cpu['memex']:.2f}, the ratio "
+                f"a server-bound run would reach; a step's reply is "
+                f"{cells[('memex', n)][0].reply_chars:,.0f} characters (memex) and "
+                f"{cells[('echo', n)][0].reply_chars:,.0f} (echo)")
+            out(f"{n} sessions: ceiling (Memex's own replies to Memex's own actions at zero step "
+                f"cost) / echo median {statistics.median(ceilings):.2f} (repeats "
+                f"{min(ceilings):.2f}-{max(ceilings):.2f}), server CPU {cpu['ceiling']:.0f} "
+                f"us/step: the most any faster step could reach with these replies; the step "
+                f"itself is {cpu['memex'] - cpu['ceiling']:.0f} us of Memex's "
+                f"{cpu['memex']:.0f}")
         if replica_list:
             n = max(counts)
             totals = rates[("replicas", n)]

@@ -1,8 +1,10 @@
-"""The echo environment `benchmarks/bench_env.py` measures Memex against is served the way Memex
-is: OpenEnv steps an environment on its event loop only when the class overrides `step_async`
-(and resets it there when it overrides `reset_async`), else in a per-session thread pool, so a
-baseline without them would be charged a thread hop per step that Memex never pays. Both run
-under `envkit.servers.run_app`, with the same uvicorn options and the same collector tuning."""
+"""The echo environment `benchmarks/bench_env.py` measures Memex against, and the ceiling it
+measures Memex's replies with, are served the way Memex is: OpenEnv steps an environment on its
+event loop only when the class overrides `step_async` (and resets it there when it overrides
+`reset_async`), else in a per-session thread pool, so a baseline without them would be charged a
+thread hop per step that Memex never pays. All run under `envkit.servers.run_app`, with the same
+uvicorn options and the same collector tuning. The ceiling answers each step with the reply
+Memex gave it."""
 
 from __future__ import annotations
 
@@ -13,17 +15,21 @@ import pytest
 import uvicorn
 from openenv.core.env_server.http_server import overrides_method
 from openenv.core.env_server.interfaces import Environment
+from openenv.core.env_server.serialization import serialize_observation
 
 from memex import openenv_server
 from memex.envkit.servers import GC_YOUNG_THRESHOLD
+from memex.evaluation.runs import run_episode
+from memex.policies.heuristic import Heuristic
 from memex.server.environment import MemexEnvironment
-from memex.testing import echo_server
+from memex.testing import ceiling_server, echo_server
+from memex.testing.ceiling_server import CeilingEnvironment, heuristic_replies
 from memex.testing.echo_server import EchoAction, EchoEnvironment
 
 pytestmark = pytest.mark.unit
 
 
-@pytest.mark.parametrize("env_cls", [EchoEnvironment, MemexEnvironment])
+@pytest.mark.parametrize("env_cls", [EchoEnvironment, CeilingEnvironment, MemexEnvironment])
 def test_the_baseline_and_memex_both_step_on_the_event_loop(env_cls):
     env = env_cls()
     assert overrides_method(env.step_async, Environment.step_async)
@@ -39,8 +45,28 @@ def test_the_echo_steps_asynchronously_as_it_steps_in_process():
     assert env.state.step_count == 2
 
 
-@pytest.mark.parametrize("main", [openenv_server.main, echo_server.main])
-def test_memex_and_the_echo_are_served_with_the_same_options_and_collector(main, monkeypatch):
+def test_the_ceiling_answers_each_step_with_the_reply_memex_gave_it(monkeypatch):
+    """Memex replayed on the heuristic's actions, and the ceiling given the same actions: the
+    same replies on the wire, reset first, and the last one ends the episode."""
+    monkeypatch.setattr(CeilingEnvironment, "replies", heuristic_replies(3, "medium", 40))
+    env, actions = MemexEnvironment(), []
+    step = env.step
+    env.step = lambda action, *a, **k: actions.append(action) or step(action, *a, **k)
+    for seed in (40, 41, 42):
+        actions.clear()
+        run_episode(Heuristic(), seed=seed, difficulty="medium", env=env)
+        memex, ceiling = MemexEnvironment(), CeilingEnvironment()
+        wanted = [memex.reset(seed=seed, difficulty="medium"), *map(memex.step, actions)]
+        got = [asyncio.run(ceiling.reset_async(seed=seed))]
+        got += [asyncio.run(ceiling.step_async(action)) for action in actions]
+        assert len(actions) > 3 and got[-1].done
+        assert [serialize_observation(o) for o in got] == \
+            [serialize_observation(o) for o in wanted]
+
+
+@pytest.mark.parametrize("main", [openenv_server.main, echo_server.main, ceiling_server.main])
+def test_memex_and_its_baselines_are_served_with_the_same_options_and_collector(main,
+                                                                                monkeypatch):
     """What each server's `main` hands uvicorn, with the collector as it stands then: start-up
     objects frozen out of the scans, young collections every `GC_YOUNG_THRESHOLD` allocations."""
     served = []
@@ -51,7 +77,7 @@ def test_memex_and_the_echo_are_served_with_the_same_options_and_collector(main,
     monkeypatch.setattr(uvicorn, "run", run)
     before = gc.get_threshold()
     try:
-        main(["--port", "8999"])
+        main(["--port", "8999", *(["--episodes", "1"] if main is ceiling_server.main else [])])
     finally:
         gc.unfreeze()
         gc.set_threshold(*before)
