@@ -514,9 +514,9 @@ def main() -> None:
             out(f"{n} sessions: ceiling (Memex's own replies to Memex's own actions at zero step "
                 f"cost) / echo median {statistics.median(ceilings):.2f} (repeats "
                 f"{min(ceilings):.2f}-{max(ceilings):.2f}), server CPU {cpu['ceiling']:.0f} "
-                f"us/step: the most any faster step could reach with these replies; the step "
-                f"itself is {cpu['memex'] - cpu['ceiling']:.0f} us of Memex's "
-                f"{cpu['memex']:.0f}")
+                f"us/step: the most any faster step could reach with these replies; Memex's "
+                f"step, with what it brings (fresh observations, more live memory), is "
+                f"{cpu['memex'] - cpu['ceiling']:.0f} us of its {cpu['memex']:.0f}")
         if replica_list:
             n = max(counts)
             totals = rates[("replicas", n)]
