@@ -75,6 +75,7 @@ def test_memex_and_its_baselines_are_served_with_the_same_options_and_collector(
         served.append((options, gc.get_freeze_count(), gc.get_threshold()))
 
     monkeypatch.setattr(uvicorn, "run", run)
+    monkeypatch.setattr(CeilingEnvironment, "replies", {})  # the ceiling's main records its own
     before = gc.get_threshold()
     try:
         main(["--port", "8999", *(["--episodes", "1"] if main is ceiling_server.main else [])])
@@ -85,3 +86,6 @@ def test_memex_and_its_baselines_are_served_with_the_same_options_and_collector(
     assert options["ws"] == "websockets-sansio" and options["ws_per_message_deflate"] is False
     assert options["port"] == 8999
     assert frozen > 10_000 and threshold == (GC_YOUNG_THRESHOLD, *before[1:])
+    if main is ceiling_server.main:  # it replays the heuristic's episode on seed 0
+        [(seed, replies)] = CeilingEnvironment.replies.items()
+        assert seed == 0 and replies[-1].done and replies[0].step == 0
