@@ -57,11 +57,10 @@ from openenv.core.env_server.types import WSObservationResponse
 from websockets.asyncio.client import connect
 
 from memex.envkit.servers import healthy, run_app, serve, serve_command
-from memex.evaluation.runs import run_episode
 from memex.models import MemexAction
 from memex.openenv_server import create_memex_app, replica_urls
-from memex.policies.heuristic import Heuristic
 from memex.server.environment import MemexEnvironment
+from memex.testing.ceiling_server import heuristic_episodes
 
 TARGET_TOOL_P50_US = 100
 TARGET_RATIO_AT_64 = 0.6
@@ -77,22 +76,11 @@ class Recorded:
 
 
 def record_episodes(n: int, difficulty: str, first_seed: int = 0) -> list[Recorded]:
-    """The heuristic investigator's actions on `n` cases (seeds from `first_seed`)."""
-    env = MemexEnvironment()
-    step, taken = env.step, []
-
-    def recording(action, *args, **kwargs):
-        taken.append(json.loads(json.dumps({"tool": action.tool,
-                                            "arguments": action.arguments})))
-        return step(action, *args, **kwargs)
-
-    env.step = recording
-    episodes = []
-    for seed in range(first_seed, first_seed + n):
-        taken.clear()
-        run_episode(Heuristic(), seed=seed, difficulty=difficulty, env=env)
-        episodes.append(Recorded(seed, difficulty, tuple(taken)))
-    return episodes
+    """The heuristic investigator's actions on `n` cases (seeds from `first_seed`), as sent."""
+    return [Recorded(p.seed, p.difficulty,
+                     tuple({"tool": a.tool, "arguments": json.loads(json.dumps(a.arguments))}
+                           for a in p.actions))
+            for p in heuristic_episodes(n, difficulty, first_seed)]
 
 
 # ---- 1. in process ---------------------------------------------------------------------------

@@ -15,6 +15,7 @@ Not a test double of Memex: a reference point for what its replies cost the fram
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from openenv.core.env_server.interfaces import Environment
@@ -28,35 +29,50 @@ from memex.server.app import MemexResetRequest
 from memex.server.environment import MemexEnvironment
 
 
-def heuristic_replies(episodes: int, difficulty: str,
-                      first_seed: int = 0) -> dict[int, list[MemexObservation]]:
-    """Per seed, every observation Memex returned in the heuristic's episode on that case: the
-    reset's, then each step's."""
+@dataclass(frozen=True)
+class Played:
+    """One heuristic episode, as Memex saw it: the actions, and every observation it returned."""
+
+    seed: int
+    difficulty: str
+    actions: tuple[MemexAction, ...]
+    replies: tuple[MemexObservation, ...]  # the reset's, then each step's
+
+
+def heuristic_episodes(episodes: int, difficulty: str, first_seed: int = 0) -> list[Played]:
+    """The heuristic investigator's in-process episodes on `episodes` cases (seeds from
+    `first_seed`), recorded as played."""
     env = MemexEnvironment()
-    played: list[MemexObservation] = []
+    reset, step = env.reset, env.step
+    actions: list[MemexAction] = []
+    replies: list[MemexObservation] = []
 
-    def recording(call):
-        def wrapped(*args: Any, **kwargs: Any) -> MemexObservation:
-            played.append(call(*args, **kwargs))
-            return played[-1]
-        return wrapped
+    def recording_reset(*args: Any, **kwargs: Any) -> MemexObservation:
+        replies.append(reset(*args, **kwargs))
+        return replies[-1]
 
-    env.reset, env.step = recording(env.reset), recording(env.step)
-    replies = {}
+    def recording_step(action: MemexAction, *args: Any, **kwargs: Any) -> MemexObservation:
+        actions.append(action)
+        replies.append(step(action, *args, **kwargs))
+        return replies[-1]
+
+    env.reset, env.step = recording_reset, recording_step
+    played = []
     for seed in range(first_seed, first_seed + episodes):
+        actions.clear()
+        replies.clear()
         run_episode(Heuristic(), seed=seed, difficulty=difficulty, env=env)
-        replies[seed] = played.copy()
-        played.clear()
-    return replies
+        played.append(Played(seed, difficulty, tuple(actions), tuple(replies)))
+    return played
 
 
 class CeilingEnvironment(Environment[MemexAction, MemexObservation, MemexState]):
     SUPPORTS_CONCURRENT_SESSIONS = True
-    replies: ClassVar[dict[int, list[MemexObservation]]] = {}  # `heuristic_replies`
+    replies: ClassVar[dict[int, tuple[MemexObservation, ...]]] = {}  # seed -> `Played.replies`
 
     def __init__(self) -> None:
         super().__init__()
-        self._episode: list[MemexObservation] = []
+        self._episode: tuple[MemexObservation, ...] = ()
         self._at = 0
 
     def reset(self, seed: int | None = None, episode_id: str | None = None,
@@ -88,7 +104,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--difficulty", default="medium")
     p.add_argument("--max-sessions", type=int, default=256)
     args = p.parse_args(argv)
-    CeilingEnvironment.replies = heuristic_replies(args.episodes, args.difficulty)
+    CeilingEnvironment.replies = {p.seed: p.replies
+                                  for p in heuristic_episodes(args.episodes, args.difficulty)}
     app = create_env_app(CeilingEnvironment, MemexAction, MemexObservation, MemexState,
                          name="ceiling", reset_model=MemexResetRequest,
                          max_sessions=args.max_sessions, idle_timeout_s=900.0,

@@ -19,11 +19,9 @@ from openenv.core.env_server.serialization import serialize_observation
 
 from memex import openenv_server
 from memex.envkit.servers import GC_YOUNG_THRESHOLD
-from memex.evaluation.runs import run_episode
-from memex.policies.heuristic import Heuristic
 from memex.server.environment import MemexEnvironment
 from memex.testing import ceiling_server, echo_server
-from memex.testing.ceiling_server import CeilingEnvironment, heuristic_replies
+from memex.testing.ceiling_server import CeilingEnvironment, heuristic_episodes
 from memex.testing.echo_server import EchoAction, EchoEnvironment
 
 pytestmark = pytest.mark.unit
@@ -46,20 +44,16 @@ def test_the_echo_steps_asynchronously_as_it_steps_in_process():
 
 
 def test_the_ceiling_answers_each_step_with_the_reply_memex_gave_it(monkeypatch):
-    """Memex replayed on the heuristic's actions, and the ceiling given the same actions: the
-    same replies on the wire, reset first, and the last one ends the episode."""
-    monkeypatch.setattr(CeilingEnvironment, "replies", heuristic_replies(3, "medium", 40))
-    env, actions = MemexEnvironment(), []
-    step = env.step
-    env.step = lambda action, *a, **k: actions.append(action) or step(action, *a, **k)
-    for seed in (40, 41, 42):
-        actions.clear()
-        run_episode(Heuristic(), seed=seed, difficulty="medium", env=env)
+    """Memex replayed afresh on the heuristic's recorded actions, and the ceiling given the same
+    actions: the same replies on the wire, reset first, and the last one ends the episode."""
+    played = heuristic_episodes(3, "medium", first_seed=40)
+    monkeypatch.setattr(CeilingEnvironment, "replies", {p.seed: p.replies for p in played})
+    for p in played:
         memex, ceiling = MemexEnvironment(), CeilingEnvironment()
-        wanted = [memex.reset(seed=seed, difficulty="medium"), *map(memex.step, actions)]
-        got = [asyncio.run(ceiling.reset_async(seed=seed))]
-        got += [asyncio.run(ceiling.step_async(action)) for action in actions]
-        assert len(actions) > 3 and got[-1].done
+        wanted = [memex.reset(seed=p.seed, difficulty="medium"), *map(memex.step, p.actions)]
+        got = [asyncio.run(ceiling.reset_async(seed=p.seed))]
+        got += [asyncio.run(ceiling.step_async(action)) for action in p.actions]
+        assert len(p.actions) > 3 and len(p.replies) == len(p.actions) + 1 and got[-1].done
         assert [serialize_observation(o) for o in got] == \
             [serialize_observation(o) for o in wanted]
 
